@@ -1,0 +1,60 @@
+# FUSE over io_uring for Linux 6.12: build, test and benchmark the series.
+# See README.md for what each target does.
+
+include kernel-source.mk
+
+BUILD     := build
+TREE      := $(BUILD)/linux
+GUEST_OBJ := $(BUILD)/obj-guest
+KSFT_OBJ  := $(BUILD)/obj-ksft
+STAGE     := $(BUILD)/stage
+BZIMAGE   := $(GUEST_OBJ)/arch/x86/boot/bzImage
+INITRAMFS := $(BUILD)/initramfs.cpio.gz
+TARBALL   := /usr/src/$(LINUX_SOURCE_PACKAGE).tar.xz
+
+export CCACHE_MAXSIZE ?= 10G
+
+.PHONY: check run guest deps tree tree-rebuild series verify-series \
+	kernel selftests initramfs kunit
+
+# The test command: everything from a fresh machine to "N passed, N failed".
+check:
+	sh ci/check.sh
+
+# The main job: boot the patched kernel and show a FUSE file system working.
+run: kernel initramfs
+	sh ci/run-guest.sh $(BZIMAGE) $(INITRAMFS) 'sh /kselftest/fuse-demo.sh'
+
+# Run CMD in the test guest, with extra cpio archives appended.
+guest: kernel initramfs
+	sh ci/run-guest.sh $(BZIMAGE) $(INITRAMFS) "$$CMD" $(EXTRA_INITRD)
+
+deps:
+	sh ci/install-deps.sh $(LINUX_SOURCE_PACKAGE)=$(LINUX_SOURCE_VERSION)
+
+# The patched kernel tree, as git commits on top of the Debian source.
+# An existing tree is left alone: it may hold work not exported yet.
+tree: deps
+	test -d $(TREE) || sh ci/make-tree.sh $(TARBALL) $(TREE) series
+
+tree-rebuild: deps
+	rm -rf $(TREE)
+	sh ci/make-tree.sh $(TARBALL) $(TREE) series
+
+series:
+	sh ci/export-series.sh $(TREE) series
+
+verify-series:
+	sh ci/verify-series.sh $(TREE) series
+
+kernel: tree
+	sh ci/build-guest.sh $(TREE) $(GUEST_OBJ) selftests/guest.config
+
+selftests: tree
+	sh selftests/install.sh $(TREE) $(KSFT_OBJ) $(STAGE)
+
+initramfs: selftests
+	sh initramfs/build.sh $(INITRAMFS) $(STAGE)
+
+kunit: tree
+	sh ci/run-kunit.sh $(TREE) $(BUILD)/kunit-uml kunit/fuse_io_uring.kunitconfig

@@ -1,0 +1,59 @@
+#!/bin/sh
+# make check: install, extract and patch, build, run KUnit on UML, boot the
+# guest and run the kselftests there; report each stage's time and end with
+# one line "N passed, N failed". Logs go to build/logs/.
+set -u
+cd "$(dirname "$0")/.."
+logs=build/logs
+mkdir -p "$logs"
+bzimage=build/obj-guest/arch/x86/boot/bzImage
+initramfs=build/initramfs.cpio.gz
+broken=
+
+# stage NAME COMMAND...: run COMMAND with its output in $logs/NAME.log.
+stage() {
+	name=$1
+	shift
+	start=$(date +%s)
+	"$@" >"$logs/$name.log" 2>&1
+	rc=$?
+	echo "check: stage $name took $(( $(date +%s) - start ))s (exit $rc)"
+	if [ "$rc" -ne 0 ]; then
+		echo "check: stage $name failed; end of $logs/$name.log:"
+		tail -n 60 "$logs/$name.log"
+	fi
+	return "$rc"
+}
+
+total_start=$(date +%s)
+stage deps make -s deps || exit 1
+stage tree make -s tree || exit 1
+
+stage kunit make -s kunit || broken="$broken kunit"
+set -- $(sh ci/count-kunit.sh "$logs/kunit.log")
+kunit_pass=$1 kunit_fail=$2 kunit_skip=$3
+echo "check: kunit (UML): $kunit_pass passed, $kunit_fail failed, $kunit_skip skipped"
+
+ksft_pass=0 ksft_fail=1 ksft_skip=0
+if stage kernel make -s kernel && stage initramfs make -s initramfs; then
+	GUEST_LOG=$logs/guest-console.log GUEST_TIMEOUT=${CHECK_GUEST_TIMEOUT:-1800} \
+		stage kselftest sh ci/run-guest.sh "$bzimage" "$initramfs" \
+		'cd /kselftest && ./run_kselftest.sh' || broken="$broken kselftest"
+	set -- $(sh ci/count-kselftest.sh "$logs/kselftest.log")
+	ksft_pass=$1 ksft_fail=$2 ksft_skip=$3
+	grep -E '^(not )?ok [0-9]+ |^# (not )?ok [0-9]+ ' "$logs/kselftest.log" || true
+else
+	broken="$broken build"
+fi
+echo "check: kselftest (guest): $ksft_pass passed, $ksft_fail failed, $ksft_skip skipped"
+
+passed=$(( kunit_pass + ksft_pass ))
+failed=$(( kunit_fail + ksft_fail ))
+skipped=$(( kunit_skip + ksft_skip ))
+# A stage that failed without a failed test case still fails the run.
+if [ -n "$broken" ] && [ "$failed" -eq 0 ]; then
+	failed=1
+fi
+echo "check: total $(( $(date +%s) - total_start ))s; failed stages:${broken:- none}"
+echo "$passed passed, $failed failed, $skipped skipped"
+[ "$failed" -eq 0 ]

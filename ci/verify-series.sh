@@ -1,0 +1,22 @@
+#!/bin/sh
+# Check that applying series/ to the pristine source gives exactly the tree
+# of TREE's HEAD (so nothing is left only in the build folder).
+# Usage: ci/verify-series.sh TREE SERIES_DIR
+set -eu
+tree=$(cd "$1" && pwd) series=$(cd "$2" && pwd)
+scratch=$tree.verify
+git -C "$tree" worktree remove --force "$scratch" 2>/dev/null || rm -rf "$scratch"
+git -C "$tree" worktree add -q --detach "$scratch" debian-base
+trap 'git -C "$tree" worktree remove --force "$scratch"' EXIT
+while IFS= read -r patch; do
+	case $patch in ''|'#'*) continue ;; esac
+	git -C "$scratch" am -q "$series/$patch"
+done <"$series/series"
+want=$(git -C "$tree" rev-parse 'HEAD^{tree}')
+got=$(git -C "$scratch" rev-parse 'HEAD^{tree}')
+if [ "$want" != "$got" ]; then
+	echo "verify-series: series/ does not reproduce $tree (run make series)" >&2
+	git -C "$tree" diff --stat "$got" "$want" >&2
+	exit 1
+fi
+echo "verify-series: series/ reproduces $tree"
