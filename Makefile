@@ -15,7 +15,7 @@ TARBALL   := /usr/src/$(LINUX_SOURCE_PACKAGE).tar.xz
 export CCACHE_MAXSIZE ?= 10G
 
 .PHONY: check run guest deps tree tree-rebuild series verify-series \
-	kernel selftests initramfs kunit
+	kernel selftests initramfs kunit kunit-x86
 
 # The test command: everything from a fresh machine to "N passed, N failed".
 check:
@@ -58,3 +58,8 @@ initramfs: selftests
 
 kunit: tree
 	sh ci/run-kunit.sh $(TREE) $(BUILD)/kunit-uml kunit/fuse_io_uring.kunitconfig
+
+# The same suites on x86_64 with 4 CPUs, where per-CPU queue choice is seen.
+kunit-x86: tree
+	sh ci/run-kunit.sh $(TREE) $(BUILD)/kunit-x86 kunit/fuse_io_uring.kunitconfig \
+		--arch=x86_64 --kconfig_add CONFIG_SMP=y --qemu_args='-smp 4'

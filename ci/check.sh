@@ -29,10 +29,16 @@ total_start=$(date +%s)
 stage deps make -s deps || exit 1
 stage tree make -s tree || exit 1
 
-stage kunit make -s kunit || broken="$broken kunit"
-set -- $(sh ci/count-kunit.sh "$logs/kunit.log")
-kunit_pass=$1 kunit_fail=$2 kunit_skip=$3
-echo "check: kunit (UML): $kunit_pass passed, $kunit_fail failed, $kunit_skip skipped"
+kunit_pass=0 kunit_fail=0 kunit_skip=0
+for arch in uml x86; do
+	target=kunit
+	[ "$arch" = uml ] || target=kunit-$arch
+	stage "kunit-$arch" make -s "$target" || broken="$broken kunit-$arch"
+	set -- $(sh ci/count-kunit.sh "$logs/kunit-$arch.log")
+	echo "check: kunit ($arch): $1 passed, $2 failed, $3 skipped"
+	kunit_pass=$(( kunit_pass + $1 )) kunit_fail=$(( kunit_fail + $2 ))
+	kunit_skip=$(( kunit_skip + $3 ))
+done
 
 ksft_pass=0 ksft_fail=1 ksft_skip=0
 if stage kernel make -s kernel && stage initramfs make -s initramfs; then

@@ -1,0 +1,38 @@
+#!/bin/sh
+# Build the benchmark's binaries and stage them, with run-in-guest.sh and
+# (when installed) fio and bonnie++, for initramfs/build.sh, which merges the
+# staging dir into the guest image and copies the shared libraries.
+# Usage: bench/build.sh [STAGE_DIR]   (default build/bench-stage)
+# Environment: CC (cc), BENCH_UAPI_INCLUDE (build/obj-hdr/usr/include: the
+# patched tree's "make headers" output), BENCH_FIO=0 / BENCH_BONNIE=0 to
+# leave those tools out of the image.
+set -eu
+here=$(cd "$(dirname "$0")" && pwd)
+top=$(dirname "$here")
+stage=${1:-$top/build/bench-stage}
+uapi=${BENCH_UAPI_INCLUDE:-$top/build/obj-hdr/usr/include}
+cc=${CC:-cc}
+cflags="-O2 -g -std=gnu11 -Wall -Wextra -Wno-unused-parameter"
+
+if ! grep -q FUSE_OVER_IO_URING "$uapi/linux/fuse.h" 2>/dev/null; then
+	echo "bench/build.sh: $uapi/linux/fuse.h lacks FUSE_OVER_IO_URING;" \
+		"generate the patched tree's headers (make headers O=...)" >&2
+	exit 1
+fi
+
+rm -rf "$stage"
+mkdir -p "$stage/bench"
+$cc $cflags -isystem "$uapi" -pthread -o "$stage/bench/fuse_bench_server" \
+	"$here/fuse_bench_server.c" -l:liburing.a
+$cc $cflags -pthread -o "$stage/bench/fuse_bench_load" \
+	"$here/fuse_bench_load.c"
+cp "$here/run-in-guest.sh" "$stage/bench/run-in-guest.sh"
+
+if [ "${BENCH_FIO:-1}" != 0 ] && fio=$(command -v fio); then
+	mkdir -p "$stage/usr/bin"
+	cp "$fio" "$stage/usr/bin/fio"
+fi
+if [ "${BENCH_BONNIE:-1}" != 0 ] && bonnie=$(command -v bonnie++); then
+	mkdir -p "$stage/usr/sbin"
+	cp "$bonnie" "$stage/usr/sbin/bonnie++"
+fi

@@ -1,0 +1,390 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * fuse_bench_load: a small load generator for file system latency and
+ * throughput, one workload per run.
+ *
+ * Usage: fuse_bench_load --workload W --dir D [--jobs J] [--seconds S]
+ *                        [--max-ops N] [--pin] [--nfiles N]
+ *
+ * Workloads (J threads each, started together, stopped after S seconds or
+ * N operations per thread, whichever comes first):
+ *   stat      stat() of existing files D/stat/fNNNNN (--nfiles, default 1000,
+ *             created once), a random one per op. The benchmark server
+ *             caches entries (entry timeout 1 h) and never caches
+ *             attributes (attr timeout 0), so every stat() is exactly one
+ *             GETATTR round trip: the path walk is served from the dcache.
+ *   read4k    4 KiB pread()s at random 4 KiB-aligned offsets, O_DIRECT, of
+ *             D/data64m (64 MiB, created once); one fd per thread.
+ *   read128k  128 KiB sequential pread()s, O_DIRECT, of the same file; each
+ *             thread starts at its own offset and wraps at the end.
+ *   create    open(O_CREAT|O_EXCL|O_WRONLY) + close() + unlink() of a new
+ *             file D/create/tJ-N; the latency is that of the three calls.
+ *
+ * Each op is timed with CLOCK_MONOTONIC into a per-thread array. Output, one
+ * TSV line on stdout:
+ *   workload jobs ops seconds ops_per_s p50_us p99_us
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <pthread.h>
+#include <sched.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#define DATA_FILE	"data64m"
+#define DATA_SIZE	(64ull << 20)
+#define FILL_CHUNK	(128 * 1024)
+
+enum workload { W_STAT, W_READ4K, W_READ128K, W_CREATE };
+
+static const char *const wl_names[] = {
+	[W_STAT] = "stat",
+	[W_READ4K] = "read4k",
+	[W_READ128K] = "read128k",
+	[W_CREATE] = "create",
+};
+
+static struct {
+	enum workload wl;
+	const char *dir;
+	int jobs;
+	double seconds;
+	uint64_t max_ops;
+	bool pin;
+	int nfiles;
+} opt = {
+	.wl = -1,
+	.jobs = 1,
+	.seconds = 5,
+	.max_ops = 1000000,
+	.nfiles = 1000,
+};
+
+struct job {
+	pthread_t tid;
+	int idx;
+	uint32_t *lat_ns;	/* per-op latency, saturating at ~4.29 s */
+	uint64_t ops;
+	int err;
+};
+
+static pthread_barrier_t start_barrier;
+static uint64_t deadline_ns;
+
+static uint64_t mono_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * 1000000000ull + ts.tv_nsec;
+}
+
+static void die(const char *what)
+{
+	fprintf(stderr, "fuse_bench_load: %s: %s\n", what, strerror(errno));
+	exit(1);
+}
+
+static uint64_t xorshift(uint64_t *s)
+{
+	uint64_t x = *s;
+
+	x ^= x << 13;
+	x ^= x >> 7;
+	x ^= x << 17;
+	return *s = x;
+}
+
+/* ------------------------------------------------------------------------ */
+/* Setup, done once before the timed part                                   */
+
+static void setup_stat_files(void)
+{
+	char path[4096];
+	struct stat st;
+	int i, fd;
+
+	snprintf(path, sizeof(path), "%s/stat", opt.dir);
+	if (mkdir(path, 0755) && errno != EEXIST)
+		die(path);
+	for (i = 0; i < opt.nfiles; i++) {
+		snprintf(path, sizeof(path), "%s/stat/f%05d", opt.dir, i);
+		if (!stat(path, &st))
+			continue;
+		fd = open(path, O_CREAT | O_WRONLY, 0644);
+		if (fd < 0)
+			die(path);
+		close(fd);
+	}
+}
+
+static void setup_data_file(void)
+{
+	char path[4096], *buf;
+	struct stat st;
+	uint64_t off;
+	int fd;
+
+	snprintf(path, sizeof(path), "%s/%s", opt.dir, DATA_FILE);
+	if (!stat(path, &st) && (uint64_t)st.st_size == DATA_SIZE)
+		return;
+	fd = open(path, O_CREAT | O_TRUNC | O_WRONLY, 0644);
+	if (fd < 0)
+		die(path);
+	buf = malloc(FILL_CHUNK);
+	for (off = 0; off < DATA_SIZE; off += FILL_CHUNK) {
+		memset(buf, (int)(off >> 17), FILL_CHUNK);
+		if (pwrite(fd, buf, FILL_CHUNK, off) != FILL_CHUNK)
+			die("write data file");
+	}
+	if (fsync(fd))
+		die("fsync data file");
+	close(fd);
+	free(buf);
+}
+
+static void setup_create_dir(void)
+{
+	char path[4096];
+
+	snprintf(path, sizeof(path), "%s/create", opt.dir);
+	if (mkdir(path, 0755) && errno != EEXIST)
+		die(path);
+}
+
+/* ------------------------------------------------------------------------ */
+/* The timed loops                                                          */
+
+static int open_data(void)
+{
+	char path[4096];
+	int fd;
+
+	snprintf(path, sizeof(path), "%s/%s", opt.dir, DATA_FILE);
+	fd = open(path, O_RDONLY | O_DIRECT);
+	if (fd < 0)
+		die(path);
+	return fd;
+}
+
+static void *job_fn(void *arg)
+{
+	struct job *j = arg;
+	uint64_t seed = 0x9e3779b97f4a7c15ull * (j->idx + 1), t0, t1, pos = 0;
+	size_t bs = opt.wl == W_READ128K ? 128 * 1024 : 4096;
+	char path[4096];
+	void *buf = NULL;
+	struct stat st;
+	int fd = -1;
+
+	if (opt.pin) {
+		cpu_set_t set;
+		long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
+
+		CPU_ZERO(&set);
+		CPU_SET(j->idx % (ncpu > 0 ? ncpu : 1), &set);
+		sched_setaffinity(0, sizeof(set), &set);
+	}
+	if (opt.wl == W_READ4K || opt.wl == W_READ128K) {
+		if (posix_memalign(&buf, 4096, bs))
+			die("posix_memalign");
+		fd = open_data();
+		pos = (DATA_SIZE / opt.jobs * j->idx) & ~(uint64_t)(bs - 1);
+	}
+	pthread_barrier_wait(&start_barrier);
+
+	t0 = mono_ns();
+	while (j->ops < opt.max_ops && t0 < deadline_ns) {
+		int ret = 0;
+
+		switch (opt.wl) {
+		case W_STAT:
+			snprintf(path, sizeof(path), "%s/stat/f%05d", opt.dir,
+				 (int)(xorshift(&seed) % opt.nfiles));
+			t0 = mono_ns();
+			ret = stat(path, &st);
+			break;
+		case W_READ4K:
+			pos = (xorshift(&seed) % (DATA_SIZE / bs)) * bs;
+			t0 = mono_ns();
+			ret = pread(fd, buf, bs, pos) == (ssize_t)bs ? 0 : -1;
+			break;
+		case W_READ128K:
+			if (pos + bs > DATA_SIZE)
+				pos = 0;
+			t0 = mono_ns();
+			ret = pread(fd, buf, bs, pos) == (ssize_t)bs ? 0 : -1;
+			pos += bs;
+			break;
+		case W_CREATE: {
+			int cfd;
+
+			snprintf(path, sizeof(path), "%s/create/t%d-%llu",
+				 opt.dir, j->idx, (unsigned long long)j->ops);
+			t0 = mono_ns();
+			cfd = open(path, O_CREAT | O_EXCL | O_WRONLY, 0644);
+			if (cfd < 0 || close(cfd) || unlink(path))
+				ret = -1;
+			break;
+		}
+		}
+		t1 = mono_ns();
+		if (ret) {
+			j->err = errno ? errno : EIO;
+			break;
+		}
+		j->lat_ns[j->ops++] = t1 - t0 > UINT32_MAX ? UINT32_MAX
+							    : t1 - t0;
+		t0 = t1;
+	}
+	if (fd >= 0)
+		close(fd);
+	free(buf);
+	return NULL;
+}
+
+static int cmp_u32(const void *a, const void *b)
+{
+	uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+static double percentile_us(const uint32_t *v, uint64_t n, double pct)
+{
+	uint64_t i;
+
+	if (!n)
+		return 0;
+	i = (uint64_t)(pct / 100.0 * (n - 1) + 0.5);
+	return v[i] / 1000.0;
+}
+
+static void usage(void)
+{
+	fprintf(stderr,
+		"usage: fuse_bench_load --workload stat|read4k|read128k|create\n"
+		"       --dir D [--jobs J] [--seconds S] [--max-ops N] [--pin]\n"
+		"       [--nfiles N]\n");
+	exit(2);
+}
+
+static void parse_args(int argc, char **argv)
+{
+	static const struct option lo[] = {
+		{ "workload", required_argument, NULL, 'w' },
+		{ "dir", required_argument, NULL, 'd' },
+		{ "jobs", required_argument, NULL, 'j' },
+		{ "seconds", required_argument, NULL, 's' },
+		{ "max-ops", required_argument, NULL, 'm' },
+		{ "pin", no_argument, NULL, 'p' },
+		{ "nfiles", required_argument, NULL, 'n' },
+		{ }
+	};
+	unsigned int i;
+	int c;
+
+	while ((c = getopt_long(argc, argv, "w:d:j:s:m:pn:", lo, NULL)) != -1) {
+		switch (c) {
+		case 'w':
+			for (i = 0; i < sizeof(wl_names) / sizeof(*wl_names); i++)
+				if (!strcmp(optarg, wl_names[i]))
+					opt.wl = i;
+			break;
+		case 'd':
+			opt.dir = optarg;
+			break;
+		case 'j':
+			opt.jobs = atoi(optarg);
+			break;
+		case 's':
+			opt.seconds = atof(optarg);
+			break;
+		case 'm':
+			opt.max_ops = strtoull(optarg, NULL, 10);
+			break;
+		case 'p':
+			opt.pin = true;
+			break;
+		case 'n':
+			opt.nfiles = atoi(optarg);
+			break;
+		default:
+			usage();
+		}
+	}
+	if ((int)opt.wl < 0 || !opt.dir || opt.jobs < 1 || opt.seconds <= 0 ||
+	    !opt.max_ops || opt.nfiles < 1 || optind != argc)
+		usage();
+}
+
+int main(int argc, char **argv)
+{
+	uint64_t total = 0, start, end, k;
+	struct job *jobs;
+	uint32_t *all;
+	double secs;
+	int i, err = 0;
+
+	parse_args(argc, argv);
+	switch (opt.wl) {
+	case W_STAT:
+		setup_stat_files();
+		break;
+	case W_READ4K:
+	case W_READ128K:
+		setup_data_file();
+		break;
+	case W_CREATE:
+		setup_create_dir();
+		break;
+	}
+
+	jobs = calloc(opt.jobs, sizeof(*jobs));
+	pthread_barrier_init(&start_barrier, NULL, opt.jobs + 1);
+	for (i = 0; i < opt.jobs; i++) {
+		jobs[i].idx = i;
+		jobs[i].lat_ns = malloc(opt.max_ops * sizeof(uint32_t));
+		if (!jobs[i].lat_ns)
+			die("malloc latency array");
+		if (pthread_create(&jobs[i].tid, NULL, job_fn, &jobs[i]))
+			die("pthread_create");
+	}
+	start = mono_ns();
+	deadline_ns = start + (uint64_t)(opt.seconds * 1e9);
+	pthread_barrier_wait(&start_barrier);
+	for (i = 0; i < opt.jobs; i++) {
+		pthread_join(jobs[i].tid, NULL);
+		total += jobs[i].ops;
+		if (jobs[i].err)
+			err = jobs[i].err;
+	}
+	end = mono_ns();
+	if (err) {
+		errno = err;
+		die(wl_names[opt.wl]);
+	}
+
+	all = malloc((total ? total : 1) * sizeof(*all));
+	for (i = 0, k = 0; i < opt.jobs; i++) {
+		memcpy(all + k, jobs[i].lat_ns, jobs[i].ops * sizeof(*all));
+		k += jobs[i].ops;
+		free(jobs[i].lat_ns);
+	}
+	qsort(all, total, sizeof(*all), cmp_u32);
+	secs = (end - start) / 1e9;
+	printf("%s\t%d\t%llu\t%.3f\t%.1f\t%.1f\t%.1f\n", wl_names[opt.wl],
+	       opt.jobs, (unsigned long long)total, secs, total / secs,
+	       percentile_us(all, total, 50), percentile_us(all, total, 99));
+	free(all);
+	free(jobs);
+	return 0;
+}

@@ -1,0 +1,220 @@
+#!/bin/sh
+# Run the FUSE transport benchmark inside the test guest (busybox sh).
+# For each round, and interleaved within the round (the order rotates from
+# one round to the next), each configuration:
+#   tmpfs  the workload on a tmpfs directly: the floor, no FUSE
+#   dev-1  fuse_bench_server on /dev/fuse with 1 thread
+#   dev-N  fuse_bench_server on /dev/fuse with one thread per CPU
+#   uring  fuse_bench_server over io_uring, one queue per CPU
+# runs every workload with 1 job and with one job per CPU.
+# Prints TSV rows on stdout: round workload transport jobs ops_per_s p50_us p99_us
+# (NA where a tool gives no such figure); progress and errors go to stderr.
+#
+# Environment: BENCH_ROUNDS (3), BENCH_SECONDS per run (5),
+# BENCH_WORKLOADS (stat read4k read128k create fio-randread4k bonnie),
+# BENCH_TRANSPORTS (tmpfs dev-1 dev-N uring), BENCH_PIN (0; 1 pins server
+# queue threads and load threads to CPUs), BENCH_DEPTH ring entries per
+# queue (2), BENCH_BONNIE_FILES (bonnie++ -n argument, 30:1:1:10).
+set -u
+B=$(cd "$(dirname "$0")" && pwd)
+rounds=${BENCH_ROUNDS:-3}
+secs=${BENCH_SECONDS:-5}
+workloads=${BENCH_WORKLOADS:-stat read4k read128k create fio-randread4k bonnie}
+transports=${BENCH_TRANSPORTS:-tmpfs dev-1 dev-N uring}
+depth=${BENCH_DEPTH:-2}
+bonnie_files=${BENCH_BONNIE_FILES:-30:1:1:10}
+pin=
+[ "${BENCH_PIN:-0}" = 1 ] && pin=--pin
+ncpu=$(nproc)
+jobs_list=1
+[ "$ncpu" -gt 1 ] && jobs_list="1 $ncpu"
+mnt=/mnt/bench
+uring_param=/sys/module/fuse/parameters/enable_uring
+slog=/tmp/fuse_bench_server.log
+failures=0
+spid=
+
+log() { echo "bench: $*" >&2; }
+
+# Poll until CONDITION (a shell command) holds; at most TRIES x 50 ms.
+wait_for() {
+	tries=$1
+	shift
+	while ! eval "$*"; do
+		tries=$((tries - 1))
+		[ "$tries" -le 0 ] && return 1
+		sleep 0.05
+	done
+	return 0
+}
+
+is_mounted() { grep -q " $mnt " /proc/mounts; }
+
+start_server() {
+	case $1 in
+	dev-1) args="--transport dev --threads 1" ;;
+	dev-N) args="--transport dev --threads $ncpu" ;;
+	uring) args="--transport uring --depth $depth" ;;
+	esac
+	if [ -w "$uring_param" ]; then
+		if [ "$1" = uring ]; then echo 1; else echo 0; fi >"$uring_param"
+	elif [ "$1" = uring ]; then
+		log "no $uring_param: the kernel lacks the io_uring transport"
+	fi
+	: >"$slog"
+	# shellcheck disable=SC2086
+	"$B/fuse_bench_server" $args $pin "$mnt" 2>>"$slog" &
+	spid=$!
+	# ready: mounted and INIT answered (the server then says "serving")
+	if ! wait_for 200 '(is_mounted && grep -q serving "$slog") ||
+	    ! kill -0 $spid 2>/dev/null' || ! is_mounted; then
+		log "$1: server did not mount $mnt"
+		cat "$slog" >&2
+		stop_server
+		return 1
+	fi
+	return 0
+}
+
+stop_server() {
+	[ -n "$spid" ] || return 0
+	if is_mounted; then
+		umount "$mnt" 2>/dev/null || umount -l "$mnt"
+	fi
+	if ! wait_for 100 '! kill -0 $spid 2>/dev/null'; then
+		log "server $spid still running 5 s after umount: SIGTERM"
+		kill -TERM "$spid" 2>/dev/null
+		if ! wait_for 100 '! kill -0 $spid 2>/dev/null'; then
+			log "server $spid ignores SIGTERM: SIGKILL"
+			kill -KILL "$spid" 2>/dev/null
+		fi
+	fi
+	wait "$spid" 2>/dev/null
+	spid=
+	if grep -v '^fuse_bench_server: serving' "$slog" | grep -q .; then
+		log "server messages:"
+		sed 's/^/  /' "$slog" >&2
+	fi
+}
+
+# Workloads; each prints "ops_per_s p50_us p99_us" or fails.
+run_load() {	# workload dir jobs
+	"$B/fuse_bench_load" --workload "$1" --dir "$2" --jobs "$3" \
+		--seconds "$secs" $pin | awk -F'\t' '{ print $5, $6, $7 }'
+}
+
+run_fio() {	# dir jobs
+	fio --name=r --directory="$1" --rw=randread --bs=4k --direct=1 \
+		--size=64m --runtime="$secs" --time_based --ioengine=psync \
+		--numjobs="$2" --group_reporting --thread --fallocate=none \
+		--output-format=terse 2>/dev/null |
+	awk -F';' '$1 == 3 {
+		p50 = p99 = "NA"
+		for (i = 18; i <= 37; i++) {
+			split($i, kv, "=")
+			if (kv[1] == "50.000000%") p50 = kv[2]
+			if (kv[1] == "99.000000%") p99 = kv[2]
+		}
+		print $8, p50, p99; found = 1
+	} END { exit !found }'
+}
+
+# bonnie++ metadata phases: prints "phase ops_per_s" lines
+run_bonnie() {	# dir
+	bonnie++ -x 1 -q -s0 -n "$bonnie_files" -r 0 -u root -d "$1" \
+		2>/dev/null |
+	awk -F',' '$1 ~ /^[0-9]/ && NF >= 37 {
+		split("seqcreate seqstat seqdel rancreate ranstat randel", n, " ")
+		for (i = 0; i < 6; i++) {
+			v = $(27 + 2 * i)
+			if (v !~ /^[0-9]+$/) v = "NA"
+			print n[i + 1], v
+		}
+		found = 1
+	} END { exit !found }'
+}
+
+row() {	# round workload transport jobs ops p50 p99
+	printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$@"
+}
+
+run_workloads() {	# round transport dir
+	for w in $workloads; do
+		case $w in
+		bonnie)
+			command -v bonnie++ >/dev/null || continue
+			out=$(run_bonnie "$3") || {
+				log "round $1 $2 bonnie++ failed"
+				failures=$((failures + 1))
+				continue
+			}
+			echo "$out" | while read -r phase ops; do
+				row "$1" "bonnie-$phase" "$2" 1 "$ops" NA NA
+			done
+			rm -rf "$3"/Bonnie.* 2>/dev/null
+			continue
+			;;
+		esac
+		for j in $jobs_list; do
+			case $w in
+			fio-randread4k)
+				command -v fio >/dev/null || continue 2
+				out=$(run_fio "$3" "$j")
+				;;
+			*)
+				out=$(run_load "$w" "$3" "$j")
+				;;
+			esac
+			if [ -z "$out" ]; then
+				log "round $1 $2 $w jobs=$j failed"
+				failures=$((failures + 1))
+				continue
+			fi
+			# shellcheck disable=SC2086
+			set -- "$1" "$2" "$3" $out
+			row "$1" "$w" "$2" "$j" "$4" "$5" "$6"
+			set -- "$1" "$2" "$3"
+		done
+	done
+}
+
+run_config() {	# round transport
+	case $2 in
+	tmpfs)
+		mkdir -p /mnt/floor
+		mount -t tmpfs -o size=1g floor /mnt/floor || return 1
+		run_workloads "$1" "$2" /mnt/floor
+		umount /mnt/floor
+		;;
+	*)
+		start_server "$2" || { failures=$((failures + 1)); return 1; }
+		if [ "$2" = uring ] &&
+		    ! grep -q 'over io_uring' "$slog"; then
+			log "round $1: uring server fell back to /dev/fuse:"
+			cat "$slog" >&2
+			stop_server
+			failures=$((failures + 1))
+			return 1
+		fi
+		run_workloads "$1" "$2" "$mnt"
+		stop_server
+		;;
+	esac
+}
+
+mkdir -p "$mnt"
+log "$ncpu cpus, $rounds rounds, ${secs}s per run, workloads: $workloads"
+r=1
+while [ "$r" -le "$rounds" ]; do
+	# rotate the order: round r starts with configuration r
+	order=$(echo $transports | awk -v r="$r" '{
+		for (i = 0; i < NF; i++) printf "%s ", $((i + r - 1) % NF + 1) }')
+	for t in $order; do
+		log "round $r/$rounds: $t"
+		run_config "$r" "$t"
+	done
+	r=$((r + 1))
+done
+[ -w "$uring_param" ] && echo 0 >"$uring_param"
+log "done, $failures failures"
+[ "$failures" -eq 0 ]
