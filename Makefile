@@ -21,9 +21,10 @@ export CCACHE_MAXSIZE ?= 10G
 check:
 	sh ci/check.sh
 
-# The main job: boot the patched kernel and show a FUSE file system working.
+# The main job: boot the patched kernel and compare the transports on the
+# same workloads in one boot (bench/README.md).
 run: kernel initramfs
-	sh ci/run-guest.sh $(BZIMAGE) $(INITRAMFS) 'sh /kselftest/fuse-demo.sh'
+	BENCH_UAPI_INCLUDE=$(CURDIR)/$(KSFT_OBJ)/usr/include sh bench/run.sh
 
 # Run CMD in the test guest, with extra cpio archives appended.
 guest: kernel initramfs

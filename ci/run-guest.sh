@@ -4,7 +4,8 @@
 # The console log is scanned for kernel reports; any report fails the run.
 # Usage: ci/run-guest.sh BZIMAGE BASE.cpio.gz 'CMD' [EXTRA.cpio.gz...]
 # Environment: QEMU_ACCEL (default tcg,thread=multi), GUEST_SMP (2),
-# GUEST_MEM (2G), GUEST_TIMEOUT seconds (600), GUEST_LOG (console log path).
+# GUEST_MEM (2G), GUEST_TIMEOUT seconds (600), GUEST_LOG (console log path),
+# QEMU_EXTRA_ARGS (more QEMU options, split on spaces, e.g. -icount ...).
 set -eu
 kernel=$1 base=$2 cmd=$3
 shift 3
@@ -26,7 +27,7 @@ timeout -k 10 "$limit" qemu-system-x86_64 \
 	-kernel "$kernel" -initrd "$work/initrd" \
 	-append "console=ttyS0 panic=-1 oops=panic kasan.fault=report loglevel=4 kmemleak=on" \
 	-display none -no-reboot -monitor none \
-	-serial "file:$log" -serial "file:$work/out" </dev/null
+	-serial "file:$log" -serial "file:$work/out" ${QEMU_EXTRA_ARGS:-} </dev/null
 qemu=$?
 set -e
 cat "$work/out" 2>/dev/null | tr -d '\r'
