@@ -8,7 +8,7 @@
  *
  * Workloads (J threads each, started together, stopped after S seconds or
  * N operations per thread, whichever comes first):
- *   stat      stat() of existing files D/stat/fNNNNN (--nfiles, default 1000,
+ *   stat      stat() of existing files D/stat/fNNNNN (--nfiles, default 200,
  *             created once), a random one per op. The benchmark server
  *             caches entries (entry timeout 1 h) and never caches
  *             attributes (attr timeout 0), so every stat() is exactly one
@@ -65,7 +65,7 @@ static struct {
 	.jobs = 1,
 	.seconds = 5,
 	.max_ops = 1000000,
-	.nfiles = 1000,
+	.nfiles = 200,
 };
 
 struct job {

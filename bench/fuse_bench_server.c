@@ -1125,16 +1125,19 @@ static void *uring_thread_fn(void *arg)
 		uring_prep_cmd(uring_sqe(q), FUSE_IO_URING_CMD_REGISTER, e,
 			       q->qid, 0, i);
 	}
-	io_uring_submit(&q->ring);
-
+	/*
+	 * One system call per round trip: submit the commits (and, first,
+	 * the REGISTERs) and wait for the next request together.
+	 */
 	while (!done) {
 		unsigned int head, seen = 0;
 
-		ret = io_uring_wait_cqe(&q->ring, &cqe);
+		ret = io_uring_submit_and_wait(&q->ring, 1);
 		if (ret == -EINTR)
 			continue;
-		if (ret) {
-			msg("queue %d: wait_cqe: %s", q->qid, strerror(-ret));
+		if (ret < 0) {
+			msg("queue %d: submit_and_wait: %s", q->qid,
+			    strerror(-ret));
 			break;
 		}
 		io_uring_for_each_cqe(&q->ring, head, cqe) {
@@ -1167,8 +1170,6 @@ static void *uring_thread_fn(void *arg)
 			uring_serve(q, idx);
 		}
 		io_uring_cq_advance(&q->ring, seen);
-		if (!done)
-			io_uring_submit(&q->ring);
 	}
 	io_uring_queue_exit(&q->ring);
 	for (i = 0; i < opt.depth; i++) {

@@ -53,8 +53,18 @@ else
 fi
 echo "check: kselftest (guest): $ksft_pass passed, $ksft_fail failed, $ksft_skip skipped"
 
-passed=$(( kunit_pass + ksft_pass ))
-failed=$(( kunit_fail + ksft_fail ))
+# An unmodified libfuse3 file system over the ring (fuse-ring/).
+ring_pass=0 ring_fail=1
+if [ -f "$bzimage" ]; then
+	stage fuse-ring sh fuse-ring/run-guest-test.sh "$bzimage" || broken="$broken fuse-ring"
+	set -- $(sed -n 's/^fuse-ring-test: \([0-9]*\) passed, \([0-9]*\) failed.*/\1 \2/p' \
+		"$logs/fuse-ring.log" | tail -n 1)
+	ring_pass=${1:-0} ring_fail=${2:-1}
+fi
+echo "check: fuse-ring (guest): $ring_pass passed, $ring_fail failed"
+
+passed=$(( kunit_pass + ksft_pass + ring_pass ))
+failed=$(( kunit_fail + ksft_fail + ring_fail ))
 skipped=$(( kunit_skip + ksft_skip ))
 # A stage that failed without a failed test case still fails the run.
 if [ -n "$broken" ] && [ "$failed" -eq 0 ]; then

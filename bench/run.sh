@@ -1,0 +1,95 @@
+#!/bin/sh
+# The benchmark, start to end: install what is missing, build the benchmark
+# binaries, build the guest initramfs with them, boot the patched kernel
+# (built beforehand by "make kernel") and run bench/run-in-guest.sh in it,
+# then save the raw TSV to build/bench/raw.tsv, summarise it
+# (build/bench/summary.{tsv,md,png}) and print the markdown table.
+# Usage: sh bench/run.sh   (from anywhere; paths are relative to the repo)
+# Environment:
+#   BENCH_ROUNDS, BENCH_SECONDS, BENCH_WORKLOADS, BENCH_TRANSPORTS,
+#   BENCH_PIN, BENCH_DEPTH, BENCH_BONNIE_FILES: passed to run-in-guest.sh
+#   BENCH_ICOUNT=1: deterministic guest clock (-icount shift=0,sleep=off,
+#     single-threaded TCG: one virtual ns per guest instruction, so host
+#     load no longer shows in the figures; about 10x slower in wall time,
+#     hence 1 round of 1 s runs unless BENCH_ROUNDS/BENCH_SECONDS say
+#     otherwise). shift=5 makes the debug kernel so slow in virtual time
+#     that the soft-lockup watchdog fires while the initramfs unpacks.
+#     Needs ci/run-guest.sh to pass $QEMU_EXTRA_ARGS to qemu.
+#   GUEST_SMP (2), GUEST_TIMEOUT (1800), QEMU_ACCEL: as for ci/run-guest.sh
+#   BENCH_FIO=0, BENCH_BONNIE=0: leave fio / bonnie++ out of the image
+set -eu
+here=$(cd "$(dirname "$0")" && pwd)
+top=$(dirname "$here")
+cd "$top"
+bzimage=build/obj-guest/arch/x86/boot/bzImage
+stage=build/bench-stage
+initrd=build/bench-initramfs.cpio.gz
+out=build/bench
+
+missing=
+command -v bonnie++ >/dev/null || missing="$missing bonnie++"
+command -v fio >/dev/null || missing="$missing fio"
+command -v gnuplot >/dev/null || missing="$missing gnuplot-nox"
+dpkg -s liburing-dev >/dev/null 2>&1 || missing="$missing liburing-dev"
+if [ -n "$missing" ]; then
+	echo "bench: installing$missing"
+	DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $missing
+fi
+
+if [ ! -f "$bzimage" ]; then
+	echo "bench: no $bzimage; build it with \"make kernel\"" >&2
+	exit 1
+fi
+
+sh bench/build.sh "$stage"
+sh initramfs/build.sh "$initrd" "$stage"
+
+if [ "${BENCH_ICOUNT:-0}" = 1 ]; then
+	BENCH_ROUNDS=${BENCH_ROUNDS:-1}
+	BENCH_SECONDS=${BENCH_SECONDS:-1}
+fi
+
+# Settings for the guest script travel in its command line.
+cmd=
+for v in BENCH_ROUNDS BENCH_SECONDS BENCH_WORKLOADS BENCH_TRANSPORTS \
+	BENCH_PIN BENCH_DEPTH BENCH_BONNIE_FILES; do
+	eval "isset=\${$v+x} val=\${$v-}"
+	[ -n "$isset" ] && cmd="$cmd$v='$val' "
+done
+cmd="${cmd}sh /bench/run-in-guest.sh"
+
+if [ "${BENCH_ICOUNT:-0}" = 1 ]; then
+	if ! grep -q QEMU_EXTRA_ARGS ci/run-guest.sh; then
+		echo "bench: BENCH_ICOUNT=1 needs ci/run-guest.sh to pass" \
+			"\$QEMU_EXTRA_ARGS to qemu" >&2
+		exit 1
+	fi
+	# icount does not work with multi-threaded TCG
+	QEMU_EXTRA_ARGS="-icount shift=0,sleep=off"
+	QEMU_ACCEL=${QEMU_ACCEL:-tcg,thread=single}
+	export QEMU_EXTRA_ARGS QEMU_ACCEL
+fi
+
+mkdir -p "$out"
+echo "bench: guest command: $cmd"
+set +e
+GUEST_SMP=${GUEST_SMP:-2} GUEST_TIMEOUT=${GUEST_TIMEOUT:-1800} \
+	GUEST_LOG=$out/console.log \
+	sh ci/run-guest.sh "$bzimage" "$initrd" "$cmd" >"$out/guest-out.txt"
+status=$?
+set -e
+grep -v "$(printf '^[0-9][0-9]*\t')" "$out/guest-out.txt" || true
+grep "$(printf '^[0-9][0-9]*\t')" "$out/guest-out.txt" >"$out/raw.tsv" || true
+if [ ! -s "$out/raw.tsv" ]; then
+	echo "bench: no results (guest status $status)" >&2
+	exit 1
+fi
+sh bench/summarize.sh "$out/raw.tsv" "$out"
+echo
+cat "$out/summary.md"
+echo
+echo "bench: raw $out/raw.tsv, summary $out/summary.tsv, $out/summary.md, $out/summary.png"
+if [ "$status" -ne 0 ]; then
+	echo "bench: the guest run failed (status $status); see above and $out/console.log" >&2
+	exit "$status"
+fi

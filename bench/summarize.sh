@@ -1,0 +1,121 @@
+#!/bin/sh
+# Summarise the benchmark's raw TSV (rows "round workload transport jobs
+# ops_per_s p50_us p99_us", as printed by run-in-guest.sh) into medians per
+# (workload, transport, jobs):
+#   OUTDIR/summary.tsv  the medians, with a header line
+#   OUTDIR/summary.md   markdown tables: ops/s per transport, uring/dev-1,
+#                       uring/dev-N, each transport as a fraction of the tmpfs
+#                       floor; p50/p99 latencies
+#   OUTDIR/summary.png  clustered bars of ops/s normalised to dev-1 (gnuplot)
+# Usage: bench/summarize.sh RAW.tsv [OUTDIR]   (OUTDIR default build/bench)
+set -eu
+raw=$1
+here=$(cd "$(dirname "$0")" && pwd)
+out=${2:-$(dirname "$here")/build/bench}
+mkdir -p "$out"
+tsv=$out/summary.tsv md=$out/summary.md png=$out/summary.png
+
+# Medians, each column on its own; NA values are left out ("NA" if none).
+awk -F'\t' '
+function median(key, col,    n, i, j, t, v, a) {
+	n = 0
+	for (i = 1; i <= cnt[key]; i++) {
+		t = val[key, i, col]
+		if (t != "NA" && t != "") a[++n] = t + 0
+	}
+	if (!n) return "NA"
+	for (i = 2; i <= n; i++) {	# insertion sort: a handful of rounds
+		v = a[i]
+		for (j = i - 1; j >= 1 && a[j] > v; j--) a[j + 1] = a[j]
+		a[j + 1] = v
+	}
+	return n % 2 ? a[(n + 1) / 2] : (a[n / 2] + a[n / 2 + 1]) / 2
+}
+NF >= 7 && $1 ~ /^[0-9]+$/ {
+	key = $2 "\t" $3 "\t" $4
+	if (!(key in cnt)) order[++nkeys] = key
+	c = ++cnt[key]
+	val[key, c, 5] = $5; val[key, c, 6] = $6; val[key, c, 7] = $7
+}
+END {
+	print "workload\ttransport\tjobs\tops_per_s\tp50_us\tp99_us"
+	for (k = 1; k <= nkeys; k++) {
+		key = order[k]
+		printf "%s\t%s\t%s\t%s\n", key, median(key, 5), median(key, 6),
+		       median(key, 7)
+	}
+}' "$raw" >"$tsv"
+
+# Markdown tables and the chart's data: one line per (workload, jobs).
+dat=$out/summary-chart.dat
+awk -F'\t' -v dat="$dat" '
+function fmt(x) {
+	if (x == "" || x == "NA") return "-"
+	return x >= 100 ? sprintf("%.0f", x) : sprintf("%.3g", x)
+}
+function ratio(a, b) {
+	if (a == "" || b == "" || a == "NA" || b == "NA" || b + 0 == 0)
+		return "-"
+	return sprintf("%.2f", a / b)
+}
+function pct(a, b) {
+	if (a == "" || b == "" || a == "NA" || b == "NA" || b + 0 == 0)
+		return "-"
+	return sprintf("%.0f%%", 100 * a / b)
+}
+NR > 1 {
+	wj = $1 "\t" $3
+	if (!(wj in seen)) { seen[wj] = 1; rows[++n] = wj }
+	ops[wj, $2] = $4; p50[wj, $2] = $5; p99[wj, $2] = $6
+}
+END {
+	print "| workload | jobs | tmpfs ops/s | dev-1 ops/s | dev-N ops/s | uring ops/s | uring/dev-1 | uring/dev-N | % of tmpfs floor: dev-1 / dev-N / uring |"
+	print "|---|---:|---:|---:|---:|---:|---:|---:|---:|"
+	for (i = 1; i <= n; i++) {
+		r = rows[i]; split(r, f, "\t")
+		t = ops[r, "tmpfs"]; d1 = ops[r, "dev-1"]
+		dn = ops[r, "dev-N"]; u = ops[r, "uring"]
+		printf "| %s | %s | %s | %s | %s | %s | %s | %s | %s / %s / %s |\n",
+		       f[1], f[2], fmt(t), fmt(d1), fmt(dn), fmt(u),
+		       ratio(u, d1), ratio(u, dn), pct(d1, t), pct(dn, t), pct(u, t)
+		if (d1 != "" && d1 != "NA" && d1 + 0 > 0)
+			printf "%s-j%s\t%s\t%s\t%s\n", f[1], f[2], 1,
+			       ratio(dn, d1) == "-" ? "0" : ratio(dn, d1),
+			       ratio(u, d1) == "-" ? "0" : ratio(u, d1) >dat
+	}
+	print ""
+	print "Latency, median over rounds of each run'"'"'s p50 / p99, in microseconds:"
+	print ""
+	print "| workload | jobs | tmpfs | dev-1 | dev-N | uring |"
+	print "|---|---:|---:|---:|---:|---:|"
+	for (i = 1; i <= n; i++) {
+		r = rows[i]; split(r, f, "\t")
+		line = "| " f[1] " | " f[2] " |"
+		split("tmpfs dev-1 dev-N uring", tr, " ")
+		for (k = 1; k <= 4; k++)
+			line = line " " fmt(p50[r, tr[k]]) " / " fmt(p99[r, tr[k]]) " |"
+		print line
+	}
+}' "$tsv" >"$md"
+
+if command -v gnuplot >/dev/null && [ -s "$dat" ]; then
+	gnuplot <<EOF
+set terminal png size 1400,600
+set output '$png'
+set title 'FUSE transports: ops/s normalised to dev-1 (median of rounds)'
+set style data histogram
+set style histogram cluster gap 1
+set style fill solid 0.8 border -1
+set boxwidth 0.9
+set xtics rotate by -35 scale 0 font ',9'
+set ylabel 'ops/s relative to dev-1'
+set yrange [0:*]
+set grid ytics
+set key top left
+plot '$dat' using 2:xtic(1) title 'dev-1 (/dev/fuse, 1 thread)', \
+     '' using 3 title 'dev-N (/dev/fuse, 1 thread per CPU)', \
+     '' using 4 title 'uring (1 queue per CPU)'
+EOF
+else
+	echo "summarize: no gnuplot or no data: $png not drawn" >&2
+fi

@@ -1,0 +1,63 @@
+/*
+ * fuse-ring: run a lowlevel libfuse3 (3.14+) file system over the FUSE
+ * io_uring transport (FUSE_OVER_IO_URING, protocol 7.42), with the
+ * distribution's unmodified libfuse3 doing all operation dispatch.
+ *
+ * Use: call fuse_ring_mount() where you would call fuse_session_mount(),
+ * run fuse_session_loop() or fuse_session_loop_mt() as usual (it serves
+ * /dev/fuse: INIT, FORGET, INTERRUPT, and everything when the ring is not
+ * in use), then call fuse_ring_unmount() where you would call
+ * fuse_session_unmount(), before fuse_session_destroy().
+ */
+#ifndef FUSE_RING_H
+#define FUSE_RING_H
+
+#include <stdint.h>
+
+struct fuse_session;
+
+#define FUSE_RING_API __attribute__((visibility("default")))
+
+struct fuse_ring_opts {
+	/* Ask for the io_uring transport (else plain /dev/fuse). */
+	int use_ring;
+	/* Ring entries per queue (one queue per possible CPU); 0: default 4 */
+	unsigned int queue_depth;
+	/* Print what the library does to stderr. */
+	int verbose;
+};
+
+struct fuse_ring_stats {
+	uint64_t ring_requests;		/* requests received through the ring */
+	uint64_t dev_requests;		/* requests read from /dev/fuse */
+	uint64_t dev_forgets;		/* FORGET + BATCH_FORGET from /dev/fuse */
+	uint64_t dev_interrupts;	/* INTERRUPT from /dev/fuse */
+	uint64_t ring_commits;		/* replies committed through the ring */
+	uint64_t foreign_replies;	/* ring replies sent from another thread
+					   than the entry's queue thread */
+	unsigned int nr_queues;		/* queues started (0: no ring) */
+	int ring_active;		/* INIT negotiated FUSE_OVER_IO_URING */
+};
+
+/*
+ * Mount @se on @mountpoint (through fuse_session_mount(), so the usual
+ * mount options apply) and install the transport. @opts NULL means
+ * { .use_ring = 1 }. Returns 0, or -1 with a message on stderr.
+ * The ring is set up after INIT; if the kernel does not offer it (module
+ * parameter enable_uring off, or no transport), a message says so and the
+ * session keeps working over /dev/fuse.
+ */
+FUSE_RING_API int fuse_ring_mount(struct fuse_session *se, const char *mountpoint,
+		    const struct fuse_ring_opts *opts);
+
+/*
+ * Unmount (fuse_session_unmount()), stop and join the queue threads, free
+ * the ring, print the request counts per transport to stderr.
+ * Call after the session loop returned, before fuse_session_destroy().
+ */
+FUSE_RING_API void fuse_ring_unmount(struct fuse_session *se);
+
+/* Counters so far; 0 on success, -1 if @se is not a fuse-ring session. */
+FUSE_RING_API int fuse_ring_get_stats(struct fuse_session *se, struct fuse_ring_stats *st);
+
+#endif /* FUSE_RING_H */

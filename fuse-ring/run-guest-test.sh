@@ -1,0 +1,25 @@
+#!/bin/sh
+# Host side: build fuse-ring, stage it into an initramfs with the repo's
+# harness, boot the guest kernel and run test-in-guest.sh there.
+# Usage: fuse-ring/run-guest-test.sh [BZIMAGE]
+# Environment: GUEST_SMP, GUEST_TIMEOUT (see ci/run-guest.sh).
+set -eu
+here=$(cd "$(dirname "$0")" && pwd)
+repo=$(cd "$here/.." && pwd)
+kernel=${1:-$repo/build/obj-guest/arch/x86/boot/bzImage}
+out=$repo/build/fuse-ring-out
+stage=$repo/build/fuse-ring-stage
+cpio=$repo/build/fuse-ring-initramfs.cpio.gz
+
+sh "$here/build.sh" "$out"
+rm -rf "$stage"
+mkdir -p "$stage/fuse-ring"
+cp "$out/bin/passthrough_ring" "$here/test-in-guest.sh" "$stage/fuse-ring/"
+# glibc dlopens libgcc_s for pthread_cancel (fuse_session_loop_mt's
+# shutdown); ldd does not list it, so the harness would not copy it.
+gcc_s=$(ldconfig -p | awk '/libgcc_s.so.1 .*x86-64/ { print $NF; exit }')
+mkdir -p "$stage$(dirname "$gcc_s")"
+cp -L "$gcc_s" "$stage$gcc_s"
+sh "$repo/initramfs/build.sh" "$cpio" "$stage"
+GUEST_TIMEOUT=${GUEST_TIMEOUT:-900} GUEST_LOG=${GUEST_LOG:-$repo/build/fuse-ring-console.log} \
+	sh "$repo/ci/run-guest.sh" "$kernel" "$cpio" 'sh /fuse-ring/test-in-guest.sh'
