@@ -12,7 +12,11 @@ BZIMAGE   := $(GUEST_OBJ)/arch/x86/boot/bzImage
 INITRAMFS := $(BUILD)/initramfs.cpio.gz
 TARBALL   := /usr/src/$(LINUX_SOURCE_PACKAGE).tar.xz
 
+# ccache keys on paths relative to the repository, so that a fresh clone in
+# another folder (as CI makes) still hits the cache.
 export CCACHE_MAXSIZE ?= 10G
+export CCACHE_BASEDIR := $(CURDIR)
+export CCACHE_NOHASHDIR := 1
 
 .PHONY: check run guest deps tree tree-rebuild series verify-series \
 	kernel selftests initramfs kunit kunit-x86
