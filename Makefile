@@ -8,6 +8,7 @@ TREE      := $(BUILD)/linux
 GUEST_OBJ := $(BUILD)/obj-guest
 KSFT_OBJ  := $(BUILD)/obj-ksft
 STAGE     := $(BUILD)/stage
+BENCH_OBJ := $(BUILD)/obj-bench
 BZIMAGE   := $(GUEST_OBJ)/arch/x86/boot/bzImage
 INITRAMFS := $(BUILD)/initramfs.cpio.gz
 TARBALL   := /usr/src/$(LINUX_SOURCE_PACKAGE).tar.xz
@@ -19,15 +20,17 @@ export CCACHE_BASEDIR := $(CURDIR)
 export CCACHE_NOHASHDIR := 1
 
 .PHONY: check run guest deps tree tree-rebuild series verify-series \
-	kernel selftests initramfs kunit kunit-x86
+	kernel bench-kernel selftests initramfs kunit kunit-x86
 
 # The test command: everything from a fresh machine to "N passed, N failed".
 check:
 	sh ci/check.sh
 
 # The main job: boot the patched kernel and compare the transports on the
-# same workloads in one boot (bench/README.md).
-run: kernel initramfs
+# same workloads in one boot (bench/README.md). The benchmark kernel is the
+# test kernel without its debug options.
+run: bench-kernel initramfs
+	BENCH_KERNEL=$(BENCH_OBJ)/arch/x86/boot/bzImage \
 	BENCH_UAPI_INCLUDE=$(CURDIR)/$(KSFT_OBJ)/usr/include sh bench/run.sh
 
 # Run CMD in the test guest, with extra cpio archives appended.
@@ -53,7 +56,10 @@ verify-series:
 	sh ci/verify-series.sh $(TREE) series
 
 kernel: tree
-	sh ci/build-guest.sh $(TREE) $(GUEST_OBJ) selftests/guest.config
+	sh ci/build-guest.sh $(TREE) $(GUEST_OBJ) selftests/guest.config selftests/debug.config
+
+bench-kernel: tree
+	sh ci/build-guest.sh $(TREE) $(BENCH_OBJ) selftests/guest.config
 
 selftests: tree
 	sh selftests/install.sh $(TREE) $(KSFT_OBJ) $(STAGE)

@@ -1,7 +1,7 @@
 #!/bin/sh
 # The benchmark, start to end: install what is missing, build the benchmark
 # binaries, build the guest initramfs with them, boot the patched kernel
-# (built beforehand by "make kernel") and run bench/run-in-guest.sh in it,
+# (built beforehand by "make bench-kernel", or BENCH_KERNEL) and run bench/run-in-guest.sh in it,
 # then save the raw TSV to build/bench/raw.tsv, summarise it
 # (build/bench/summary.{tsv,md,png}) and print the markdown table.
 # Usage: sh bench/run.sh   (from anywhere; paths are relative to the repo)
@@ -21,7 +21,7 @@ set -eu
 here=$(cd "$(dirname "$0")" && pwd)
 top=$(dirname "$here")
 cd "$top"
-bzimage=build/obj-guest/arch/x86/boot/bzImage
+bzimage=${BENCH_KERNEL:-build/obj-guest/arch/x86/boot/bzImage}
 stage=build/bench-stage
 initrd=build/bench-initramfs.cpio.gz
 out=build/bench
@@ -37,7 +37,7 @@ if [ -n "$missing" ]; then
 fi
 
 if [ ! -f "$bzimage" ]; then
-	echo "bench: no $bzimage; build it with \"make kernel\"" >&2
+	echo "bench: no $bzimage; build it with \"make bench-kernel\"" >&2
 	exit 1
 fi
 
