@@ -36,3 +36,13 @@ if [ "${BENCH_BONNIE:-1}" != 0 ] && bonnie=$(command -v bonnie++); then
 	mkdir -p "$stage/usr/sbin"
 	cp "$bonnie" "$stage/usr/sbin/bonnie++"
 fi
+
+# fuse-ring's example: Debian's libfuse3 over the ring, for the libfuse-*
+# configurations. glibc loads libgcc_s at run time (ldd does not list it).
+if [ "${BENCH_LIBFUSE:-1}" != 0 ] && pkg-config --exists fuse3; then
+	sh "$top/fuse-ring/build.sh" "$top/build/fuse-ring-out" >/dev/null
+	cp "$top/build/fuse-ring-out/bin/passthrough_ring" "$stage/bench/"
+	gcc_s=$(ldconfig -p | awk '/libgcc_s.so.1 .*x86-64/ { print $NF; exit }')
+	mkdir -p "$stage$(dirname "$gcc_s")"
+	cp -L "$gcc_s" "$stage$gcc_s"
+fi

@@ -15,7 +15,11 @@
 # fio-randread4k, which needs SYSV IPC in the guest kernel for fio's shmget,
 # and bonnie, the bonnie++ metadata run, far too slow for the default budget
 # under TCG with the debug kernel),
-# BENCH_TRANSPORTS (tmpfs dev-1 dev-N uring), BENCH_PIN (0; 1 pins server
+# BENCH_TRANSPORTS (tmpfs dev-1 dev-N uring; also libfuse-dev and
+# libfuse-ring, an unmodified libfuse3 passthrough through fuse-ring/ over
+# each transport; dev-1-poll and dev-N-poll,
+# /dev/fuse with dev_poll_us=BENCH_POLL_US (50), and dev-1-sync and
+# uring-sync, with wake_sync on), BENCH_PIN (0; 1 pins server
 # queue threads and load threads to CPUs), BENCH_DEPTH ring entries per
 # queue (2), BENCH_BONNIE_FILES (bonnie++ -n argument, 30:1:1:10).
 set -u
@@ -25,6 +29,9 @@ secs=${BENCH_SECONDS:-4}
 workloads=${BENCH_WORKLOADS:-stat read4k read128k create}
 transports=${BENCH_TRANSPORTS:-tmpfs dev-1 dev-N uring}
 depth=${BENCH_DEPTH:-2}
+poll=${BENCH_POLL_US:-50}
+poll_param=/sys/module/fuse/parameters/dev_poll_us
+wake_param=/sys/module/fuse/parameters/wake_sync
 bonnie_files=${BENCH_BONNIE_FILES:-30:1:1:10}
 pin=
 [ "${BENCH_PIN:-0}" = 1 ] && pin=--pin
@@ -54,14 +61,30 @@ wait_for() {
 is_mounted() { grep -q " $mnt " /proc/mounts; }
 
 start_server() {
+	poll_us=0 wake_sync=N
 	case $1 in
 	dev-1) args="--transport dev --threads 1" ;;
 	dev-N) args="--transport dev --threads $ncpu" ;;
+	dev-1-poll) args="--transport dev --threads 1" poll_us=$poll ;;
+	dev-N-poll) args="--transport dev --threads $ncpu" poll_us=$poll ;;
+	dev-1-sync) args="--transport dev --threads 1" wake_sync=Y ;;
 	uring) args="--transport uring --depth $depth" ;;
+	uring-sync) args="--transport uring --depth $depth" wake_sync=Y ;;
+	libfuse-dev|libfuse-ring)
+		start_libfuse "$1"
+		return
+		;;
 	esac
+	# dev_poll_us and wake_sync: the /dev/fuse knobs of the same series
+	if [ -w "$poll_param" ]; then
+		echo "$poll_us" >"$poll_param"
+		echo "$wake_sync" >"$wake_param"
+	elif [ "$poll_us" != 0 ] || [ "$wake_sync" != N ]; then
+		log "no $poll_param: the kernel lacks dev_poll_us and wake_sync"
+	fi
 	if [ -w "$uring_param" ]; then
-		if [ "$1" = uring ]; then echo 1; else echo 0; fi >"$uring_param"
-	elif [ "$1" = uring ]; then
+		case $1 in uring*) echo 1 ;; *) echo 0 ;; esac >"$uring_param"
+	elif [ "${1%-sync}" = uring ]; then
 		log "no $uring_param: the kernel lacks the io_uring transport"
 	fi
 	: >"$slog"
@@ -72,6 +95,35 @@ start_server() {
 	if ! wait_for 200 '(is_mounted && grep -q serving "$slog") ||
 	    ! kill -0 $spid 2>/dev/null' || ! is_mounted; then
 		log "$1: server did not mount $mnt"
+		cat "$slog" >&2
+		stop_server
+		return 1
+	fi
+	return 0
+}
+
+# libfuse-dev, libfuse-ring: Debian's libfuse3 running fuse-ring's example
+# passthrough of a tmpfs directory, over /dev/fuse or over the ring.
+start_libfuse() {
+	[ -x "$B/passthrough_ring" ] || { log "$1: no passthrough_ring"; return 1; }
+	if [ -w "$poll_param" ]; then
+		echo 0 >"$poll_param"
+		echo N >"$wake_param"
+	fi
+	mode=--no-ring
+	if [ "$1" = libfuse-ring ]; then
+		mode=--ring
+		[ -w "$uring_param" ] && echo 1 >"$uring_param"
+	fi
+	mkdir -p /mnt/pt-src
+	grep -q " /mnt/pt-src " /proc/mounts ||
+		mount -t tmpfs -o size=1g ptsrc /mnt/pt-src || return 1
+	: >"$slog"
+	"$B/passthrough_ring" $mode /mnt/pt-src "$mnt" >>"$slog" 2>&1 &
+	spid=$!
+	if ! wait_for 200 'is_mounted || ! kill -0 $spid 2>/dev/null' ||
+	    ! is_mounted; then
+		log "$1: passthrough_ring did not mount $mnt"
 		cat "$slog" >&2
 		stop_server
 		return 1
@@ -196,7 +248,7 @@ run_config() {	# round transport
 		;;
 	*)
 		start_server "$2" || { failures=$((failures + 1)); return 1; }
-		if [ "$2" = uring ] &&
+		if [ "${2%-sync}" = uring ] &&
 		    ! grep -q 'over io_uring' "$slog"; then
 			log "round $1: uring server fell back to /dev/fuse:"
 			cat "$slog" >&2

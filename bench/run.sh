@@ -7,7 +7,7 @@
 # Usage: sh bench/run.sh   (from anywhere; paths are relative to the repo)
 # Environment:
 #   BENCH_ROUNDS, BENCH_SECONDS, BENCH_WORKLOADS, BENCH_TRANSPORTS,
-#   BENCH_PIN, BENCH_DEPTH, BENCH_BONNIE_FILES: passed to run-in-guest.sh
+#   BENCH_PIN, BENCH_DEPTH, BENCH_BONNIE_FILES, BENCH_POLL_US: passed to run-in-guest.sh
 #   BENCH_ICOUNT=1: deterministic guest clock (-icount shift=0,sleep=off,
 #     single-threaded TCG: one virtual ns per guest instruction, so host
 #     load no longer shows in the figures; about 10x slower in wall time,
@@ -52,7 +52,7 @@ fi
 # Settings for the guest script travel in its command line.
 cmd=
 for v in BENCH_ROUNDS BENCH_SECONDS BENCH_WORKLOADS BENCH_TRANSPORTS \
-	BENCH_PIN BENCH_DEPTH BENCH_BONNIE_FILES; do
+	BENCH_PIN BENCH_DEPTH BENCH_BONNIE_FILES BENCH_POLL_US; do
 	eval "isset=\${$v+x} val=\${$v-}"
 	[ -n "$isset" ] && cmd="$cmd$v='$val' "
 done
