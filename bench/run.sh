@@ -16,6 +16,7 @@
 #     that the soft-lockup watchdog fires while the initramfs unpacks.
 #     Needs ci/run-guest.sh to pass $QEMU_EXTRA_ARGS to qemu.
 #   GUEST_SMP (2), GUEST_TIMEOUT (1800), QEMU_ACCEL: as for ci/run-guest.sh
+#   BENCH_OUT: where the results go (build/bench)
 #   BENCH_FIO=0, BENCH_BONNIE=0: leave fio / bonnie++ out of the image
 set -eu
 here=$(cd "$(dirname "$0")" && pwd)
@@ -24,7 +25,7 @@ cd "$top"
 bzimage=${BENCH_KERNEL:-build/obj-guest/arch/x86/boot/bzImage}
 stage=build/bench-stage
 initrd=build/bench-initramfs.cpio.gz
-out=build/bench
+out=${BENCH_OUT:-build/bench}
 
 missing=
 command -v bonnie++ >/dev/null || missing="$missing bonnie++"
