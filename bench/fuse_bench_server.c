@@ -531,9 +531,9 @@ out:
 	return err;
 }
 
-static int do_mkdir(struct req *r)
+/* MKDIR, MKNOD: make the node named in the payload, reply its entry */
+static int reply_new_node(struct req *r, uint32_t mode)
 {
-	const struct fuse_mkdir_in *mi = r->arg0;
 	char name[NAME_MAX_LEN + 1];
 	struct fuse_entry_out e;
 	int err;
@@ -541,32 +541,27 @@ static int do_mkdir(struct req *r)
 	err = take_name(r->rest, r->rest_sz, name);
 	if (err)
 		return err;
-	err = make_node(r->in->nodeid, name,
-			S_IFDIR | (mi->mode & ~mi->umask & 07777), &e);
+	err = make_node(r->in->nodeid, name, mode, &e);
 	if (err)
 		return err;
 	memcpy(r->out, &e, sizeof(e));
 	return sizeof(e);
 }
 
+static int do_mkdir(struct req *r)
+{
+	const struct fuse_mkdir_in *mi = r->arg0;
+
+	return reply_new_node(r, S_IFDIR | (mi->mode & ~mi->umask & 07777));
+}
+
 static int do_mknod(struct req *r)
 {
 	const struct fuse_mknod_in *mi = r->arg0;
-	char name[NAME_MAX_LEN + 1];
-	struct fuse_entry_out e;
-	int err;
 
 	if (!S_ISREG(mi->mode))
 		return -EPERM;
-	err = take_name(r->rest, r->rest_sz, name);
-	if (err)
-		return err;
-	err = make_node(r->in->nodeid, name,
-			S_IFREG | (mi->mode & ~mi->umask & 07777), &e);
-	if (err)
-		return err;
-	memcpy(r->out, &e, sizeof(e));
-	return sizeof(e);
+	return reply_new_node(r, S_IFREG | (mi->mode & ~mi->umask & 07777));
 }
 
 static int do_create(struct req *r)

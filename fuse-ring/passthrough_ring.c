@@ -217,20 +217,26 @@ static void pt_slow_lookup(fuse_req_t req)
 	fuse_reply_err(req, ENOENT);
 }
 
-static void pt_lookup_now(fuse_req_t req, fuse_ino_t parent, const char *name)
+/* Look @name up and reply with its entry or the error */
+static void pt_reply_lookup(fuse_req_t req, fuse_ino_t parent, const char *name)
 {
 	struct fuse_entry_param e;
 	int err;
 
-	if (pt.slow_name && strcmp(name, pt.slow_name) == 0) {
-		pt_slow_lookup(req);
-		return;
-	}
 	err = pt_do_lookup(parent, name, &e);
 	if (err)
 		fuse_reply_err(req, err);
 	else
 		fuse_reply_entry(req, &e);
+}
+
+static void pt_lookup_now(fuse_req_t req, fuse_ino_t parent, const char *name)
+{
+	if (pt.slow_name && strcmp(name, pt.slow_name) == 0) {
+		pt_slow_lookup(req);
+		return;
+	}
+	pt_reply_lookup(req, parent, name);
 }
 
 static void pt_lookup_job(struct pt_job *job)
@@ -339,18 +345,11 @@ static void pt_readlink(fuse_req_t req, fuse_ino_t ino)
 
 static void pt_reply_new(fuse_req_t req, int res, fuse_ino_t parent, const char *name)
 {
-	struct fuse_entry_param e;
-	int err;
-
 	if (res == -1) {
 		fuse_reply_err(req, errno);
 		return;
 	}
-	err = pt_do_lookup(parent, name, &e);
-	if (err)
-		fuse_reply_err(req, err);
-	else
-		fuse_reply_entry(req, &e);
+	pt_reply_lookup(req, parent, name);
 }
 
 static void pt_mknod(fuse_req_t req, fuse_ino_t parent, const char *name, mode_t mode, dev_t rdev)
