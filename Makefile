@@ -19,7 +19,7 @@ export CCACHE_MAXSIZE ?= 10G
 export CCACHE_BASEDIR := $(CURDIR)
 export CCACHE_NOHASHDIR := 1
 
-.PHONY: check run guest deps tree tree-rebuild series verify-series \
+.PHONY: check run profile guest deps tree tree-rebuild series verify-series \
 	kernel bench-kernel selftests initramfs kunit kunit-x86
 
 # The test command: everything from a fresh machine to "N passed, N failed".
@@ -32,6 +32,12 @@ check:
 run: bench-kernel initramfs
 	BENCH_KERNEL=$(BENCH_OBJ)/arch/x86/boot/bzImage \
 	BENCH_UAPI_INCLUDE=$(CURDIR)/$(KSFT_OBJ)/usr/include sh bench/run.sh
+
+# Where the guest's CPU time goes per transport: perf in the guest, under
+# -icount (bench/profile.sh).
+profile: bench-kernel initramfs
+	BENCH_KERNEL=$(BENCH_OBJ)/arch/x86/boot/bzImage \
+	BENCH_UAPI_INCLUDE=$(CURDIR)/$(KSFT_OBJ)/usr/include sh bench/profile.sh
 
 # Run CMD in the test guest, with extra cpio archives appended.
 guest: kernel initramfs

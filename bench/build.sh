@@ -5,7 +5,8 @@
 # Usage: bench/build.sh [STAGE_DIR]   (default build/bench-stage)
 # Environment: CC (cc), BENCH_UAPI_INCLUDE (build/obj-hdr/usr/include: the
 # patched tree's "make headers" output), BENCH_FIO=0 / BENCH_BONNIE=0 to
-# leave those tools out of the image.
+# leave those tools out of the image, BENCH_PERF=1 to add Debian's perf
+# (bench/profile.sh).
 set -eu
 here=$(cd "$(dirname "$0")" && pwd)
 top=$(dirname "$here")
@@ -26,7 +27,8 @@ $cc $cflags -isystem "$uapi" -pthread -o "$stage/bench/fuse_bench_server" \
 	"$here/fuse_bench_server.c" -l:liburing.a
 $cc $cflags -pthread -o "$stage/bench/fuse_bench_load" \
 	"$here/fuse_bench_load.c"
-cp "$here/run-in-guest.sh" "$stage/bench/run-in-guest.sh"
+cp "$here/run-in-guest.sh" "$here/profile-in-guest.sh" \
+	"$here/guest-servers.sh" "$stage/bench/"
 
 if [ "${BENCH_FIO:-1}" != 0 ] && fio=$(command -v fio); then
 	mkdir -p "$stage/usr/bin"
@@ -35,6 +37,14 @@ fi
 if [ "${BENCH_BONNIE:-1}" != 0 ] && bonnie=$(command -v bonnie++); then
 	mkdir -p "$stage/usr/sbin"
 	cp "$bonnie" "$stage/usr/sbin/bonnie++"
+fi
+
+# Debian's /usr/bin/perf is a wrapper that picks perf_<version> by uname;
+# the guest gets the newest binary itself.
+if [ "${BENCH_PERF:-0}" = 1 ]; then
+	perf=$(ls /usr/bin/perf_[0-9]* | sort -V | tail -n 1)
+	mkdir -p "$stage/usr/bin"
+	cp "$perf" "$stage/usr/bin/perf"
 fi
 
 # fuse-ring's example: Debian's libfuse3 over the ring, for the libfuse-*

@@ -1,0 +1,116 @@
+# Sourced by bench/run-in-guest.sh and bench/profile-in-guest.sh (busybox
+# sh): start and stop one benchmark configuration's FUSE server on $mnt.
+# The caller sets B (the bench folder), ncpu, depth, poll, pin, mnt and
+# slog; start_server sets spid, stop_server clears it.
+poll_param=/sys/module/fuse/parameters/dev_poll_us
+wake_param=/sys/module/fuse/parameters/wake_sync
+uring_param=/sys/module/fuse/parameters/enable_uring
+spid=
+
+log() { echo "bench: $*" >&2; }
+
+# Poll until CONDITION (a shell command) holds; at most TRIES x 50 ms.
+wait_for() {
+	tries=$1
+	shift
+	while ! eval "$*"; do
+		tries=$((tries - 1))
+		[ "$tries" -le 0 ] && return 1
+		sleep 0.05
+	done
+	return 0
+}
+
+is_mounted() { grep -q " $mnt " /proc/mounts; }
+
+start_server() {
+	poll_us=0 wake_sync=N
+	case $1 in
+	dev-1) args="--transport dev --threads 1" ;;
+	dev-N) args="--transport dev --threads $ncpu" ;;
+	dev-1-poll) args="--transport dev --threads 1" poll_us=$poll ;;
+	dev-N-poll) args="--transport dev --threads $ncpu" poll_us=$poll ;;
+	dev-1-sync) args="--transport dev --threads 1" wake_sync=Y ;;
+	uring) args="--transport uring --depth $depth" ;;
+	uring-sync) args="--transport uring --depth $depth" wake_sync=Y ;;
+	libfuse-dev|libfuse-ring)
+		start_libfuse "$1"
+		return
+		;;
+	esac
+	# dev_poll_us and wake_sync: the /dev/fuse knobs of the same series
+	if [ -w "$poll_param" ]; then
+		echo "$poll_us" >"$poll_param"
+		echo "$wake_sync" >"$wake_param"
+	elif [ "$poll_us" != 0 ] || [ "$wake_sync" != N ]; then
+		log "no $poll_param: the kernel lacks dev_poll_us and wake_sync"
+	fi
+	if [ -w "$uring_param" ]; then
+		case $1 in uring*) echo 1 ;; *) echo 0 ;; esac >"$uring_param"
+	elif [ "${1%-sync}" = uring ]; then
+		log "no $uring_param: the kernel lacks the io_uring transport"
+	fi
+	: >"$slog"
+	# shellcheck disable=SC2086
+	"$B/fuse_bench_server" $args $pin "$mnt" 2>>"$slog" &
+	spid=$!
+	# ready: mounted and INIT answered (the server then says "serving")
+	if ! wait_for 200 '(is_mounted && grep -q serving "$slog") ||
+	    ! kill -0 $spid 2>/dev/null' || ! is_mounted; then
+		log "$1: server did not mount $mnt"
+		cat "$slog" >&2
+		stop_server
+		return 1
+	fi
+	return 0
+}
+
+# libfuse-dev, libfuse-ring: Debian's libfuse3 running fuse-ring's example
+# passthrough of a tmpfs directory, over /dev/fuse or over the ring.
+start_libfuse() {
+	[ -x "$B/passthrough_ring" ] || { log "$1: no passthrough_ring"; return 1; }
+	if [ -w "$poll_param" ]; then
+		echo 0 >"$poll_param"
+		echo N >"$wake_param"
+	fi
+	mode=--no-ring
+	if [ "$1" = libfuse-ring ]; then
+		mode=--ring
+		[ -w "$uring_param" ] && echo 1 >"$uring_param"
+	fi
+	mkdir -p /mnt/pt-src
+	grep -q " /mnt/pt-src " /proc/mounts ||
+		mount -t tmpfs -o size=1g ptsrc /mnt/pt-src || return 1
+	: >"$slog"
+	"$B/passthrough_ring" $mode /mnt/pt-src "$mnt" >>"$slog" 2>&1 &
+	spid=$!
+	if ! wait_for 200 'is_mounted || ! kill -0 $spid 2>/dev/null' ||
+	    ! is_mounted; then
+		log "$1: passthrough_ring did not mount $mnt"
+		cat "$slog" >&2
+		stop_server
+		return 1
+	fi
+	return 0
+}
+
+stop_server() {
+	[ -n "$spid" ] || return 0
+	if is_mounted; then
+		umount "$mnt" 2>/dev/null || umount -l "$mnt"
+	fi
+	if ! wait_for 100 '! kill -0 $spid 2>/dev/null'; then
+		log "server $spid still running 5 s after umount: SIGTERM"
+		kill -TERM "$spid" 2>/dev/null
+		if ! wait_for 100 '! kill -0 $spid 2>/dev/null'; then
+			log "server $spid ignores SIGTERM: SIGKILL"
+			kill -KILL "$spid" 2>/dev/null
+		fi
+	fi
+	wait "$spid" 2>/dev/null
+	spid=
+	if grep -v '^fuse_bench_server: serving' "$slog" | grep -q .; then
+		log "server messages:"
+		sed 's/^/  /' "$slog" >&2
+	fi
+}

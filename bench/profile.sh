@@ -1,0 +1,59 @@
+#!/bin/sh
+# Where the guest's CPU time goes, per FUSE transport: build the benchmark
+# image with Debian's perf in it, boot the benchmark kernel (make
+# bench-kernel) under QEMU's -icount, so that guest time counts
+# instructions, and run bench/profile-in-guest.sh there. Writes
+# $BENCH_OUT/profile.txt (build/bench-profile) and prints the cost rows
+# (CPU time, context switches and migrations per operation).
+# Usage: sh bench/profile.sh   (make profile)
+# Environment: BENCH_TRANSPORTS, BENCH_WORKLOADS, BENCH_OPS, BENCH_DEPTH,
+#   BENCH_PIN, BENCH_POLL_US: passed to profile-in-guest.sh;
+#   BENCH_ICOUNT=0 for host time instead; BENCH_KERNEL, GUEST_SMP (2),
+#   GUEST_TIMEOUT (1800), QEMU_ACCEL: as for bench/run.sh.
+set -eu
+here=$(cd "$(dirname "$0")" && pwd)
+top=$(dirname "$here")
+cd "$top"
+bzimage=${BENCH_KERNEL:-build/obj-bench/arch/x86/boot/bzImage}
+stage=build/profile-stage
+initrd=build/profile-initramfs.cpio.gz
+out=${BENCH_OUT:-build/bench-profile}
+
+if ! ls /usr/bin/perf_[0-9]* >/dev/null 2>&1; then
+	DEBIAN_FRONTEND=noninteractive apt-get install -y -qq linux-perf
+fi
+if [ ! -f "$bzimage" ]; then
+	echo "profile: no $bzimage; build it with \"make bench-kernel\"" >&2
+	exit 1
+fi
+
+BENCH_PERF=1 BENCH_FIO=0 BENCH_BONNIE=0 sh bench/build.sh "$stage"
+sh initramfs/build.sh "$initrd" "$stage"
+
+cmd=
+for v in BENCH_TRANSPORTS BENCH_WORKLOADS BENCH_OPS BENCH_DEPTH BENCH_PIN \
+	BENCH_POLL_US; do
+	eval "isset=\${$v+x} val=\${$v-}"
+	[ -n "$isset" ] && cmd="$cmd$v='$val' "
+done
+cmd="${cmd}sh /bench/profile-in-guest.sh"
+
+if [ "${BENCH_ICOUNT:-1}" = 1 ]; then
+	# as in bench/run.sh: icount needs single-threaded TCG
+	QEMU_EXTRA_ARGS="-icount shift=0,sleep=off"
+	QEMU_ACCEL=${QEMU_ACCEL:-tcg,thread=single}
+	export QEMU_EXTRA_ARGS QEMU_ACCEL
+fi
+
+mkdir -p "$out"
+echo "profile: guest command: $cmd"
+set +e
+GUEST_SMP=${GUEST_SMP:-2} GUEST_TIMEOUT=${GUEST_TIMEOUT:-1800} \
+	GUEST_LOG=$out/console.log \
+	sh ci/run-guest.sh "$bzimage" "$initrd" "$cmd" >"$out/profile.txt"
+status=$?
+set -e
+echo "workload transport ops cpu_us_per_op cs_per_op migrations_per_op"
+grep "$(printf '^cost\t')" "$out/profile.txt" | cut -f2- || true
+echo "profile: $out/profile.txt (perf report per configuration)"
+exit "$status"
