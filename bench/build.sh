@@ -39,10 +39,11 @@ if [ "${BENCH_BONNIE:-1}" != 0 ] && bonnie=$(command -v bonnie++); then
 	cp "$bonnie" "$stage/usr/sbin/bonnie++"
 fi
 
-# Debian's /usr/bin/perf is a wrapper that picks perf_<version> by uname;
-# the guest gets the newest binary itself.
+# Older Debian linux-perf packages make /usr/bin/perf a wrapper that picks
+# perf_<version> by uname; the guest gets a binary itself.
 if [ "${BENCH_PERF:-0}" = 1 ]; then
-	perf=$(ls /usr/bin/perf_[0-9]* | sort -V | tail -n 1)
+	perf=$(ls /usr/bin/perf_[0-9]* 2>/dev/null | sort -V | tail -n 1)
+	[ -n "$perf" ] || perf=$(command -v perf)
 	mkdir -p "$stage/usr/bin"
 	cp "$perf" "$stage/usr/bin/perf"
 fi

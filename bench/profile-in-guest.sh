@@ -2,22 +2,27 @@
 # Profile the FUSE transports inside the benchmark guest (busybox sh), with
 # the perf that bench/build.sh stages when BENCH_PERF=1. For each
 # configuration and workload, 1 job and a fixed number of operations:
-#   - perf stat of the whole guest (-a): CPU time, context switches and
-#     CPU migrations, printed per operation as a TSV row
-#       cost workload transport ops cpu_us_per_op cs_per_op migr_per_op
+#   - perf stat of the whole guest (-a): context switches and CPU
+#     migrations per operation, and the load tool's time per operation;
 #   - perf record of the whole guest (-a, cpu-clock, call graphs off):
-#     the share of each task and of each kernel or user function, as text.
+#     the share of each task and of each kernel or user function, as text,
+#     and from it the CPU time per operation of the load tool and of the
+#     server (sampled: a few % of noise, and perf's own work perturbs it).
+# One TSV row per run sums it up:
+#   cost workload transport ops us_per_op load_us server_us cs mig
 # With QEMU's -icount (bench/profile.sh's default) guest time counts
-# instructions, so "CPU time per operation" is an instruction count.
+# instructions, so these times are instruction counts (1 ns each).
 #
 # Environment: BENCH_TRANSPORTS (dev-1 uring), BENCH_WORKLOADS (stat
-# create), BENCH_OPS per run (4000), BENCH_DEPTH (2), BENCH_PIN (0),
-# BENCH_POLL_US (50); the configurations are those of run-in-guest.sh.
+# create), BENCH_OPS per run (10000), BENCH_PERF_HZ sampling rate (10000),
+# BENCH_DEPTH (2), BENCH_PIN (0), BENCH_POLL_US (50); the configurations
+# are those of run-in-guest.sh.
 set -u
 B=$(cd "$(dirname "$0")" && pwd)
 transports=${BENCH_TRANSPORTS:-dev-1 uring}
 workloads=${BENCH_WORKLOADS:-stat create}
-ops=${BENCH_OPS:-4000}
+ops=${BENCH_OPS:-10000}
+freq=${BENCH_PERF_HZ:-10000}
 depth=${BENCH_DEPTH:-2}
 poll=${BENCH_POLL_US:-50}
 pin=
@@ -35,32 +40,44 @@ export HOME
 # the load tool, 1 job, a fixed number of operations; add --workload W
 load="$B/fuse_bench_load --dir $mnt --jobs 1 --max-ops $ops --seconds 3600 $pin"
 
-# perf stat -x, lines are "value,unit,event,..."; print the cost row.
-cost() {	# workload transport
+# perf stat -x, lines are "value,unit,event,...". Sets lat (us per op, from
+# the load tool's ops/s: guest time), cs and mig (per op).
+count() {	# workload
 	# shellcheck disable=SC2086
 	out=$(perf stat -a -x, -o /tmp/perf-stat.txt \
-		-e task-clock,context-switches,cpu-migrations -- \
+		-e context-switches,cpu-migrations -- \
 		$load --workload "$1") || return 1
-	n=$(echo "$out" | cut -f3)
-	awk -F, -v w="$1" -v t="$2" -v n="$n" '
-		$3 ~ /^task-clock/ { cpu = $1 }
-		$3 ~ /^context-switches/ { cs = $1 }
-		$3 ~ /^cpu-migrations/ { mig = $1 }
-		END {
-			if (n == "" || n == 0 || cpu == "") exit 1
-			printf "cost\t%s\t%s\t%d\t%.1f\t%.2f\t%.3f\n", w, t, n,
-				cpu * 1000 / n, cs / n, mig / n
-		}' /tmp/perf-stat.txt
+	set -- $(echo "$out" | awk -F'\t' '{ print $3, $5 }') \
+		$(awk -F, '$3 ~ /^context-switches/ { cs = $1 }
+			$3 ~ /^cpu-migrations/ { mig = $1 }
+			END { print cs + 0, mig + 0 }' /tmp/perf-stat.txt)
+	[ "$#" -eq 4 ] || return 1
+	lat=$(awk -v r="$2" 'BEGIN { printf "%.1f", 1e6 / r }')
+	cs=$(awk -v n="$1" -v c="$3" 'BEGIN { printf "%.2f", c / n }')
+	mig=$(awk -v n="$1" -v m="$4" 'BEGIN { printf "%.3f", m / n }')
 }
 
+# perf record of the whole guest; prints the reports, sets lcpu and scpu:
+# guest CPU time per op of the load tool and of the server (us). perf's
+# own work shows as the task "perf" and is left out.
 profile() {	# workload transport
 	# shellcheck disable=SC2086
-	perf record -a -N -q -e cpu-clock -o /tmp/perf.data -- \
+	perf record -a -N -q -F "$freq" -e cpu-clock -o /tmp/perf.data -- \
 		$load --workload "$1" >/dev/null 2>&1 || return 1
-	echo "== $2 $1: share of guest CPU time by task"
-	perf report -i /tmp/perf.data --stdio --sort comm \
-		--percent-limit 1 2>/dev/null | grep -v '^#' | grep .
-	echo "== $2 $1: share of guest CPU time by task and function"
+	perf report -i /tmp/perf.data --stdio --sort comm 2>/dev/null \
+		>/tmp/perf-comm.txt
+	set -- $(awk -v n="$ops" '
+		/^# Event count/ { total = $NF }
+		$1 ~ /%$/ { p = $1; sub("%", "", p)
+			if ($2 ~ /^fuse_bench_load/) l += p
+			else if ($2 ~ /^(fuse_bench_serv|passthrough_rin)/) s += p }
+		END { ns = total / n / 100 / 1000
+			printf "%.1f %.1f\n", l * ns, s * ns
+		}' /tmp/perf-comm.txt) "$1" "$2"
+	lcpu=$1 scpu=$2
+	echo "== $4 $3: share of guest CPU time by task"
+	grep -v '^#' /tmp/perf-comm.txt | grep .
+	echo "== $4 $3: share of guest CPU time by task and function"
 	perf report -i /tmp/perf.data --stdio --sort comm,sym \
 		--percent-limit 0.7 2>/dev/null | grep -v '^#' | grep .
 	rm -f /tmp/perf.data
@@ -77,8 +94,13 @@ for t in $transports; do
 	for w in $workloads; do
 		# shellcheck disable=SC2086
 		$load --workload "$w" >/dev/null	# set-up, warm caches
-		cost "$w" "$t" || { log "$t $w: perf stat failed"; failures=$((failures + 1)); }
-		profile "$w" "$t" || { log "$t $w: perf record failed"; failures=$((failures + 1)); }
+		if ! count "$w" || ! profile "$w" "$t"; then
+			log "$t $w: perf failed"
+			failures=$((failures + 1))
+			continue
+		fi
+		printf 'cost\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$w" "$t" \
+			"$ops" "$lat" "$lcpu" "$scpu" "$cs" "$mig"
 	done
 	stop_server
 done

@@ -3,11 +3,12 @@
 # image with Debian's perf in it, boot the benchmark kernel (make
 # bench-kernel) under QEMU's -icount, so that guest time counts
 # instructions, and run bench/profile-in-guest.sh there. Writes
-# $BENCH_OUT/profile.txt (build/bench-profile) and prints the cost rows
-# (CPU time, context switches and migrations per operation).
+# $BENCH_OUT/profile.txt (build/bench-profile) and prints the cost rows:
+# per operation, guest time, CPU time (load tool, server), context
+# switches and CPU migrations.
 # Usage: sh bench/profile.sh   (make profile)
 # Environment: BENCH_TRANSPORTS, BENCH_WORKLOADS, BENCH_OPS, BENCH_DEPTH,
-#   BENCH_PIN, BENCH_POLL_US: passed to profile-in-guest.sh;
+#   BENCH_PIN, BENCH_POLL_US, BENCH_PERF_HZ: passed to profile-in-guest.sh;
 #   BENCH_ICOUNT=0 for host time instead; BENCH_KERNEL, GUEST_SMP (2),
 #   GUEST_TIMEOUT (1800), QEMU_ACCEL: as for bench/run.sh.
 set -eu
@@ -19,7 +20,7 @@ stage=build/profile-stage
 initrd=build/profile-initramfs.cpio.gz
 out=${BENCH_OUT:-build/bench-profile}
 
-if ! ls /usr/bin/perf_[0-9]* >/dev/null 2>&1; then
+if ! command -v perf >/dev/null; then
 	DEBIAN_FRONTEND=noninteractive apt-get install -y -qq linux-perf
 fi
 if [ ! -f "$bzimage" ]; then
@@ -31,8 +32,8 @@ BENCH_PERF=1 BENCH_FIO=0 BENCH_BONNIE=0 sh bench/build.sh "$stage"
 sh initramfs/build.sh "$initrd" "$stage"
 
 cmd=
-for v in BENCH_TRANSPORTS BENCH_WORKLOADS BENCH_OPS BENCH_DEPTH BENCH_PIN \
-	BENCH_POLL_US; do
+for v in BENCH_TRANSPORTS BENCH_WORKLOADS BENCH_OPS BENCH_PERF_HZ \
+	BENCH_DEPTH BENCH_PIN BENCH_POLL_US; do
 	eval "isset=\${$v+x} val=\${$v-}"
 	[ -n "$isset" ] && cmd="$cmd$v='$val' "
 done
@@ -53,7 +54,7 @@ GUEST_SMP=${GUEST_SMP:-2} GUEST_TIMEOUT=${GUEST_TIMEOUT:-1800} \
 	sh ci/run-guest.sh "$bzimage" "$initrd" "$cmd" >"$out/profile.txt"
 status=$?
 set -e
-echo "workload transport ops cpu_us_per_op cs_per_op migrations_per_op"
+printf 'workload\ttransport\tops\tus_per_op\tload_us\tserver_us\tcs_per_op\tmig_per_op\n'
 grep "$(printf '^cost\t')" "$out/profile.txt" | cut -f2- || true
 echo "profile: $out/profile.txt (perf report per configuration)"
 exit "$status"
