@@ -33,6 +33,7 @@ start_server() {
 	dev-1-sync) args="--transport dev --threads 1" wake_sync=Y ;;
 	uring) args="--transport uring --depth $depth" ;;
 	uring-sync) args="--transport uring --depth $depth" wake_sync=Y ;;
+	uring-pin) args="--transport uring --depth $depth --pin" ;;
 	libfuse-dev|libfuse-ring)
 		start_libfuse "$1"
 		return
@@ -47,7 +48,7 @@ start_server() {
 	fi
 	if [ -w "$uring_param" ]; then
 		case $1 in uring*) echo 1 ;; *) echo 0 ;; esac >"$uring_param"
-	elif [ "${1%-sync}" = uring ]; then
+	elif [ "${1%-*}" = uring ]; then
 		log "no $uring_param: the kernel lacks the io_uring transport"
 	fi
 	: >"$slog"

@@ -18,7 +18,9 @@
 # libfuse-ring, an unmodified libfuse3 passthrough through fuse-ring/ over
 # each transport; dev-1-poll and dev-N-poll,
 # /dev/fuse with dev_poll_us=BENCH_POLL_US (50), and dev-1-sync and
-# uring-sync, with wake_sync on), BENCH_PIN (0; 1 pins server
+# uring-sync, with wake_sync on; uring-pin, each ring queue's server
+# thread pinned to its CPU, as fuse-ring/ does, the load left free),
+# BENCH_PIN (0; 1 pins server
 # queue threads and load threads to CPUs), BENCH_DEPTH ring entries per
 # queue (2), BENCH_BONNIE_FILES (bonnie++ -n argument, 30:1:1:10).
 set -u
@@ -139,7 +141,7 @@ run_config() {	# round transport
 		;;
 	*)
 		start_server "$2" || { failures=$((failures + 1)); return 1; }
-		if [ "${2%-sync}" = uring ] &&
+		if [ "${2%-*}" = uring ] &&
 		    ! grep -q 'over io_uring' "$slog"; then
 			log "round $1: uring server fell back to /dev/fuse:"
 			cat "$slog" >&2
