@@ -31,9 +31,11 @@ start_server() {
 	dev-1-poll) args="--transport dev --threads 1" poll_us=$poll ;;
 	dev-N-poll) args="--transport dev --threads $ncpu" poll_us=$poll ;;
 	dev-1-sync) args="--transport dev --threads 1" wake_sync=Y ;;
-	uring) args="--transport uring --depth $depth" ;;
-	uring-sync) args="--transport uring --depth $depth" wake_sync=Y ;;
-	uring-pin) args="--transport uring --depth $depth --pin" ;;
+	# the ring as fuse-ring/ runs it: each queue's thread on
+	# the queue's CPU; uring-free leaves their placement to the scheduler
+	uring) args="--transport uring --depth $depth --pin" ;;
+	uring-sync) args="--transport uring --depth $depth --pin" wake_sync=Y ;;
+	uring-free) args="--transport uring --depth $depth" ;;
 	libfuse-dev|libfuse-ring)
 		start_libfuse "$1"
 		return

@@ -5,7 +5,8 @@
 #   tmpfs  the workload on a tmpfs directly: the floor, no FUSE
 #   dev-1  fuse_bench_server on /dev/fuse with 1 thread
 #   dev-N  fuse_bench_server on /dev/fuse with one thread per CPU
-#   uring  fuse_bench_server over io_uring, one queue per CPU
+#   uring  fuse_bench_server over io_uring, one queue per CPU, each
+#          queue's thread pinned to its CPU (the load is not pinned)
 # runs every workload with 1 job and with one job per CPU.
 # Prints TSV rows on stdout: round workload transport jobs ops_per_s p50_us p99_us
 # (NA where a tool gives no such figure); progress and errors go to stderr.
@@ -18,11 +19,11 @@
 # libfuse-ring, an unmodified libfuse3 passthrough through fuse-ring/ over
 # each transport; dev-1-poll and dev-N-poll,
 # /dev/fuse with dev_poll_us=BENCH_POLL_US (50), and dev-1-sync and
-# uring-sync, with wake_sync on; uring-pin, each ring queue's server
-# thread pinned to its CPU, as fuse-ring/ does, the load left free),
-# BENCH_PIN (0; 1 pins server
-# queue threads and load threads to CPUs), BENCH_DEPTH ring entries per
-# queue (2), BENCH_BONNIE_FILES (bonnie++ -n argument, 30:1:1:10).
+# uring-sync, with wake_sync on; uring-free, the ring server with its
+# queue threads left to the scheduler), BENCH_PIN (0; 1 pins the /dev/fuse
+# server's threads and the load threads to CPUs as well), BENCH_DEPTH ring
+# entries per queue (2), BENCH_BONNIE_FILES (bonnie++ -n argument,
+# 30:1:1:10).
 set -u
 B=$(cd "$(dirname "$0")" && pwd)
 rounds=${BENCH_ROUNDS:-3}

@@ -114,7 +114,7 @@ set grid ytics
 set key top left
 plot '$dat' using 2:xtic(1) title 'dev-1 (/dev/fuse, 1 thread)', \
      '' using 3 title 'dev-N (/dev/fuse, 1 thread per CPU)', \
-     '' using 4 title 'uring (1 queue per CPU)'
+     '' using 4 title 'uring (1 queue per CPU, each on its CPU)'
 EOF
 else
 	echo "summarize: no gnuplot or no data: $png not drawn" >&2
