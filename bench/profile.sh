@@ -31,27 +31,14 @@ fi
 BENCH_PERF=1 BENCH_FIO=0 BENCH_BONNIE=0 sh bench/build.sh "$stage"
 sh initramfs/build.sh "$initrd" "$stage"
 
-cmd=
-for v in BENCH_TRANSPORTS BENCH_WORKLOADS BENCH_OPS BENCH_PERF_HZ \
-	BENCH_DEPTH BENCH_PIN BENCH_POLL_US; do
-	eval "isset=\${$v+x} val=\${$v-}"
-	[ -n "$isset" ] && cmd="$cmd$v='$val' "
-done
-cmd="${cmd}sh /bench/profile-in-guest.sh"
-
-if [ "${BENCH_ICOUNT:-1}" = 1 ]; then
-	# as in bench/run.sh: icount needs single-threaded TCG
-	QEMU_EXTRA_ARGS="-icount shift=0,sleep=off"
-	QEMU_ACCEL=${QEMU_ACCEL:-tcg,thread=single}
-	export QEMU_EXTRA_ARGS QEMU_ACCEL
-fi
-
+# -icount unless BENCH_ICOUNT=0: guest time counts instructions
+BENCH_ICOUNT=${BENCH_ICOUNT:-1}
+export BENCH_ICOUNT
 mkdir -p "$out"
-echo "profile: guest command: $cmd"
 set +e
-GUEST_SMP=${GUEST_SMP:-2} GUEST_TIMEOUT=${GUEST_TIMEOUT:-1800} \
-	GUEST_LOG=$out/console.log \
-	sh ci/run-guest.sh "$bzimage" "$initrd" "$cmd" >"$out/profile.txt"
+sh bench/boot-guest.sh "$bzimage" "$initrd" "$out/profile.txt" \
+	profile-in-guest.sh BENCH_TRANSPORTS BENCH_WORKLOADS BENCH_OPS \
+	BENCH_PERF_HZ BENCH_DEPTH BENCH_PIN BENCH_POLL_US
 status=$?
 set -e
 printf 'workload\ttransport\tops\tus_per_op\tload_us\tserver_us\tcs_per_op\tmig_per_op\n'

@@ -48,35 +48,14 @@ sh initramfs/build.sh "$initrd" "$stage"
 if [ "${BENCH_ICOUNT:-0}" = 1 ]; then
 	BENCH_ROUNDS=${BENCH_ROUNDS:-1}
 	BENCH_SECONDS=${BENCH_SECONDS:-1}
-fi
-
-# Settings for the guest script travel in its command line.
-cmd=
-for v in BENCH_ROUNDS BENCH_SECONDS BENCH_WORKLOADS BENCH_TRANSPORTS \
-	BENCH_PIN BENCH_DEPTH BENCH_BONNIE_FILES BENCH_POLL_US; do
-	eval "isset=\${$v+x} val=\${$v-}"
-	[ -n "$isset" ] && cmd="$cmd$v='$val' "
-done
-cmd="${cmd}sh /bench/run-in-guest.sh"
-
-if [ "${BENCH_ICOUNT:-0}" = 1 ]; then
-	if ! grep -q QEMU_EXTRA_ARGS ci/run-guest.sh; then
-		echo "bench: BENCH_ICOUNT=1 needs ci/run-guest.sh to pass" \
-			"\$QEMU_EXTRA_ARGS to qemu" >&2
-		exit 1
-	fi
-	# icount does not work with multi-threaded TCG
-	QEMU_EXTRA_ARGS="-icount shift=0,sleep=off"
-	QEMU_ACCEL=${QEMU_ACCEL:-tcg,thread=single}
-	export QEMU_EXTRA_ARGS QEMU_ACCEL
+	export BENCH_ROUNDS BENCH_SECONDS
 fi
 
 mkdir -p "$out"
-echo "bench: guest command: $cmd"
 set +e
-GUEST_SMP=${GUEST_SMP:-2} GUEST_TIMEOUT=${GUEST_TIMEOUT:-1800} \
-	GUEST_LOG=$out/console.log \
-	sh ci/run-guest.sh "$bzimage" "$initrd" "$cmd" >"$out/guest-out.txt"
+sh bench/boot-guest.sh "$bzimage" "$initrd" "$out/guest-out.txt" \
+	run-in-guest.sh BENCH_ROUNDS BENCH_SECONDS BENCH_WORKLOADS \
+	BENCH_TRANSPORTS BENCH_PIN BENCH_DEPTH BENCH_BONNIE_FILES BENCH_POLL_US
 status=$?
 set -e
 grep -v "$(printf '^[0-9][0-9]*\t')" "$out/guest-out.txt" || true
