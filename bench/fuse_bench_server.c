@@ -5,8 +5,8 @@
  * transports against each other.
  *
  * Usage: fuse_bench_server [--transport dev|uring] [--threads N] [--depth D]
- *                          [--pin] [--entry-timeout S] [--attr-timeout S]
- *                          MOUNTPOINT
+ *                          [--pin] [--trace] [--entry-timeout S]
+ *                          [--attr-timeout S] MOUNTPOINT
  *
  * The file system: a hash of (parent ino, name) -> inode, regular files and
  * directories, file data in memory. Entries are cached by the kernel for
@@ -76,6 +76,7 @@ static struct {
 	int threads;
 	int depth;
 	bool pin;
+	bool trace;
 	uint64_t entry_timeout;
 	uint64_t attr_timeout;
 	const char *mountpoint;
@@ -331,9 +332,10 @@ static int file_resize(struct node *n, uint64_t size)
  * fixed-size first argument (NULL for name-first opcodes), the rest of the
  * arguments. The reply's out-arguments go to @out (capacity @out_cap),
  * which may alias @rest: handlers consume their input before writing.
- * Returns the reply's payload size, a negative errno, or NO_REPLY.
+ * Returns the reply's payload size, a negative errno, or NO_REPLY, which
+ * is neither: a 1-byte READ must still be answered.
  */
-#define NO_REPLY 1
+#define NO_REPLY INT_MIN
 
 struct req {
 	const struct fuse_in_header *in;
@@ -791,7 +793,7 @@ static int do_statfs(struct req *r)
 	return sizeof(so);
 }
 
-static int handle(struct req *r)
+static int handle_op(struct req *r)
 {
 	switch (r->in->opcode) {
 	case FUSE_LOOKUP:	return do_lookup(r);
@@ -822,6 +824,18 @@ static int handle(struct req *r)
 	default:		/* READDIRPLUS, ACCESS, xattrs, ... */
 		return -ENOSYS;
 	}
+}
+
+/* Serve one request; with --trace, log it and its result to stderr */
+static int handle(struct req *r)
+{
+	int res = handle_op(r);
+
+	if (opt.trace)
+		msg("unique %llu opcode %u nodeid %llu: %d",
+		    (unsigned long long)r->in->unique, r->in->opcode,
+		    (unsigned long long)r->in->nodeid, res);
+	return res;
 }
 
 /* Size of the fixed first argument that precedes names and data on /dev/fuse */
@@ -943,8 +957,8 @@ static void dev_dispatch(int fd, const char *buf, size_t len, char *obuf)
 	oh->unique = in->unique;
 	oh->error = res < 0 ? res : 0;
 	oh->len = sizeof(*oh) + (res > 0 ? res : 0);
-	if (write(fd, obuf, oh->len) < 0 && errno != ENOENT &&
-	    !dev_gone(errno))
+	if (write(fd, obuf, oh->len) < 0 &&
+	    ((errno != ENOENT && !dev_gone(errno)) || opt.trace))
 		msg("reply to opcode %u: %s", in->opcode, strerror(errno));
 }
 
@@ -1257,7 +1271,8 @@ static void usage(void)
 {
 	fprintf(stderr,
 		"usage: %s [--transport dev|uring] [--threads N] [--depth D]\n"
-		"       [--pin] [--entry-timeout S] [--attr-timeout S] MOUNTPOINT\n",
+		"       [--pin] [--trace] [--entry-timeout S] [--attr-timeout S]\n"
+		"       MOUNTPOINT\n",
 		prog);
 	exit(2);
 }
@@ -1269,6 +1284,7 @@ static void parse_args(int argc, char **argv)
 		{ "threads", required_argument, NULL, 'n' },
 		{ "depth", required_argument, NULL, 'd' },
 		{ "pin", no_argument, NULL, 'p' },
+		{ "trace", no_argument, NULL, 'T' },
 		{ "entry-timeout", required_argument, NULL, 'e' },
 		{ "attr-timeout", required_argument, NULL, 'a' },
 		{ "help", no_argument, NULL, 'h' },
@@ -1276,7 +1292,7 @@ static void parse_args(int argc, char **argv)
 	};
 	int c;
 
-	while ((c = getopt_long(argc, argv, "t:n:d:pe:a:h", lo, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "t:n:d:pTe:a:h", lo, NULL)) != -1) {
 		switch (c) {
 		case 't':
 			if (!strcmp(optarg, "uring"))
@@ -1292,6 +1308,9 @@ static void parse_args(int argc, char **argv)
 			break;
 		case 'p':
 			opt.pin = true;
+			break;
+		case 'T':
+			opt.trace = true;
 			break;
 		case 'e':
 			opt.entry_timeout = strtoull(optarg, NULL, 10);
