@@ -27,6 +27,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/statvfs.h>
 #include <sys/types.h>
@@ -679,6 +680,36 @@ static void pt_usage(const char *prog)
 		"       [--single] [--verbose] [libfuse options] SOURCE_DIR MOUNTPOINT\n", prog);
 }
 
+/*
+ * Every inode the kernel knows holds an O_PATH fd here, so the default limit
+ * of 1024 open files ends a bonnie++ run (tens of thousands of files) with
+ * EMFILE. Raise it as far as we may: to fs.nr_open when privileged, else to
+ * the hard limit.
+ */
+static void pt_raise_fd_limit(void)
+{
+	struct rlimit rl;
+	unsigned long nr_open = 0;
+	FILE *f;
+
+	if (getrlimit(RLIMIT_NOFILE, &rl) != 0)
+		return;
+	f = fopen("/proc/sys/fs/nr_open", "r");
+	if (f) {
+		if (fscanf(f, "%lu", &nr_open) != 1)
+			nr_open = 0;
+		fclose(f);
+	}
+	if (nr_open > rl.rlim_max) {
+		struct rlimit all = { nr_open, nr_open };
+
+		if (setrlimit(RLIMIT_NOFILE, &all) == 0)
+			return;
+	}
+	rl.rlim_cur = rl.rlim_max;
+	setrlimit(RLIMIT_NOFILE, &rl);
+}
+
 int main(int argc, char *argv[])
 {
 	struct fuse_ring_opts ro = { .use_ring = 1 };
@@ -727,6 +758,7 @@ int main(int argc, char *argv[])
 		return 2;
 	}
 
+	pt_raise_fd_limit();
 	pt.root.next = pt.root.prev = &pt.root;
 	pt.root.nlookup = 2;
 	pt.root.fd = open(source, O_PATH | O_DIRECTORY | O_CLOEXEC);
