@@ -5,7 +5,8 @@
 #   OUTDIR/summary.tsv  the medians, with a header line
 #   OUTDIR/summary.md   markdown tables: ops/s per transport, uring/dev-1,
 #                       uring/dev-N, each transport as a fraction of the tmpfs
-#                       floor; p50/p99 latencies
+#                       floor; p50/p99 latencies; the other configurations
+#                       (dev-1-poll, uring-sync, ...) as ops/s and ratio to dev-1
 #   OUTDIR/summary.png  clustered bars of ops/s normalised to dev-1 (gnuplot)
 # Usage: bench/summarize.sh RAW.tsv [OUTDIR]   (OUTDIR default build/bench)
 set -eu
@@ -67,6 +68,9 @@ NR > 1 {
 	wj = $1 "\t" $3
 	if (!(wj in seen)) { seen[wj] = 1; rows[++n] = wj }
 	ops[wj, $2] = $4; p50[wj, $2] = $5; p99[wj, $2] = $6
+	if ($2 !~ /^(tmpfs|dev-1|dev-N|uring)$/ && !($2 in known)) {
+		known[$2] = 1; other[++nother] = $2
+	}
 }
 END {
 	print "| workload | jobs | tmpfs ops/s | dev-1 ops/s | dev-N ops/s | uring ops/s | uring/dev-1 | uring/dev-N | % of tmpfs floor: dev-1 / dev-N / uring |"
@@ -92,8 +96,33 @@ END {
 		r = rows[i]; split(r, f, "\t")
 		line = "| " f[1] " | " f[2] " |"
 		split("tmpfs dev-1 dev-N uring", tr, " ")
-		for (k = 1; k <= 4; k++)
+		some = 0	# bonnie++ gives no percentiles: no row
+		for (k = 1; k <= 4; k++) {
 			line = line " " fmt(p50[r, tr[k]]) " / " fmt(p99[r, tr[k]]) " |"
+			if (fmt(p99[r, tr[k]]) != "-")
+				some = 1
+		}
+		if (some)
+			print line
+	}
+	if (!nother)
+		exit
+	# The other configurations (polling, wake_sync, libfuse, ...)
+	print ""
+	print "Other configurations, ops/s and (in brackets) ratio to dev-1:"
+	print ""
+	line = "| workload | jobs | dev-1 |"; sep = "|---|---:|---:|"
+	for (k = 1; k <= nother; k++) {
+		line = line " " other[k] " |"; sep = sep "---:|"
+	}
+	print line; print sep
+	for (i = 1; i <= n; i++) {
+		r = rows[i]; split(r, f, "\t")
+		d1 = ops[r, "dev-1"]
+		line = "| " f[1] " | " f[2] " | " fmt(d1) " |"
+		for (k = 1; k <= nother; k++)
+			line = line " " fmt(ops[r, other[k]]) " (" \
+			       ratio(ops[r, other[k]], d1) ") |"
 		print line
 	}
 }' "$tsv" >"$md"
