@@ -42,6 +42,9 @@ done
 
 ksft_pass=0 ksft_fail=1 ksft_skip=0
 if stage kernel make -s kernel && stage initramfs make -s initramfs; then
+	# More CPUs possible than online, as on machines with CPU hot-plug:
+	# the ring has a queue per possible CPU.
+	GUEST_SMP=${CHECK_GUEST_SMP:-2,maxcpus=4} \
 	GUEST_LOG=$logs/guest-console.log GUEST_TIMEOUT=${CHECK_GUEST_TIMEOUT:-1800} \
 		stage kselftest sh ci/run-guest.sh "$bzimage" "$initramfs" \
 		'cd /kselftest && ./run_kselftest.sh' || broken="$broken kselftest"
