@@ -9,6 +9,7 @@ GUEST_OBJ := $(BUILD)/obj-guest
 KSFT_OBJ  := $(BUILD)/obj-ksft
 STAGE     := $(BUILD)/stage
 BENCH_OBJ := $(BUILD)/obj-bench
+KCSAN_OBJ := $(BUILD)/obj-kcsan
 BZIMAGE   := $(GUEST_OBJ)/arch/x86/boot/bzImage
 INITRAMFS := $(BUILD)/initramfs.cpio.gz
 TARBALL   := /usr/src/$(LINUX_SOURCE_PACKAGE).tar.xz
@@ -19,12 +20,19 @@ export CCACHE_MAXSIZE ?= 10G
 export CCACHE_BASEDIR := $(CURDIR)
 export CCACHE_NOHASHDIR := 1
 
-.PHONY: check run profile guest deps tree tree-rebuild series verify-series \
-	kernel bench-kernel selftests initramfs kunit kunit-x86
+.PHONY: check check-kcsan run profile guest deps tree tree-rebuild series \
+	verify-series kernel bench-kernel kcsan-kernel selftests initramfs \
+	kunit kunit-x86
 
 # The test command: everything from a fresh machine to "N passed, N failed".
 check:
 	sh ci/check.sh
+
+# The kselftests on a second test kernel, with the data-race detector
+# KCSAN in place of KASAN (they cannot be combined). Not part of check:
+# it builds a whole kernel more.
+check-kcsan: kcsan-kernel initramfs
+	sh ci/check-kcsan.sh $(KCSAN_OBJ)/arch/x86/boot/bzImage $(INITRAMFS)
 
 # The main job: boot the patched kernel and compare the transports on the
 # same workloads in one boot (bench/README.md). The benchmark kernel is the
@@ -66,6 +74,9 @@ kernel: tree
 
 bench-kernel: tree
 	sh ci/build-guest.sh $(TREE) $(BENCH_OBJ) selftests/guest.config
+
+kcsan-kernel: tree
+	sh ci/build-guest.sh $(TREE) $(KCSAN_OBJ) selftests/guest.config selftests/kcsan.config
 
 selftests: tree
 	sh selftests/install.sh $(TREE) $(KSFT_OBJ) $(STAGE)
