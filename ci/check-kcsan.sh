@@ -6,9 +6,9 @@
 set -u
 logs=build/logs
 mkdir -p "$logs"
-GUEST_SMP=${CHECK_GUEST_SMP:-2,maxcpus=4} GUEST_LOG=$logs/kcsan-console.log \
+GUEST_SMP=4 GUEST_LOG=$logs/kcsan-console.log \
 GUEST_TIMEOUT=${CHECK_GUEST_TIMEOUT:-2400} \
-	sh ci/run-guest.sh "$1" "$2" 'cd /kselftest && ./run_kselftest.sh' \
+	sh ci/run-guest.sh "$1" "$2" "$(cat ci/guest-kselftest.sh)" \
 	>"$logs/kcsan.log" 2>&1
 rc=$?
 grep -E '^(not )?ok [0-9]+ |^# (not )?ok [0-9]+ ' "$logs/kcsan.log" || true

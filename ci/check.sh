@@ -42,12 +42,14 @@ done
 
 ksft_pass=0 ksft_fail=1 ksft_skip=0
 if stage kernel make -s kernel && stage initramfs make -s initramfs; then
-	# More CPUs possible than online, as on machines with CPU hot-plug:
-	# the ring has a queue per possible CPU.
-	GUEST_SMP=${CHECK_GUEST_SMP:-2,maxcpus=4} \
-	GUEST_LOG=$logs/guest-console.log GUEST_TIMEOUT=${CHECK_GUEST_TIMEOUT:-1800} \
+	# 4 possible CPUs, 2 online, as on a machine with CPU hot-plug: the
+	# ring has a queue per possible CPU. (QEMU's -smp 2,maxcpus=4 is not
+	# seen by this guest: Linux counts the absent CPUs of the MADT only
+	# under a hypervisor it knows, and TCG is none.)
+	GUEST_SMP=4 GUEST_LOG=$logs/guest-console.log \
+	GUEST_TIMEOUT=${CHECK_GUEST_TIMEOUT:-1800} \
 		stage kselftest sh ci/run-guest.sh "$bzimage" "$initramfs" \
-		'cd /kselftest && ./run_kselftest.sh' || broken="$broken kselftest"
+		"$(cat ci/guest-kselftest.sh)" || broken="$broken kselftest"
 	set -- $(sh ci/count-kselftest.sh "$logs/kselftest.log")
 	ksft_pass=$1 ksft_fail=$2 ksft_skip=$3
 	grep -E '^(not )?ok [0-9]+ |^# (not )?ok [0-9]+ ' "$logs/kselftest.log" || true
