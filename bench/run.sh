@@ -65,6 +65,14 @@ if [ ! -s "$out/raw.tsv" ]; then
 	exit 1
 fi
 sh bench/summarize.sh "$out/raw.tsv" "$out"
+# Every table of the summary comes from this one boot: say how it ran.
+if [ "${BENCH_ICOUNT:-0}" = 1 ]; then
+	accel="${QEMU_ACCEL:-tcg,thread=single}, -icount shift=0"
+else
+	accel=$(sh ci/pick-accel.sh)
+fi
+{ printf 'Guest accelerator: %s\n\n' "$accel"; cat "$out/summary.md"; } >"$out/summary.md.new"
+mv "$out/summary.md.new" "$out/summary.md"
 echo
 cat "$out/summary.md"
 echo

@@ -3,7 +3,8 @@
 # shell command in it, print the command's output and exit with its status.
 # The console log is scanned for kernel reports; any report fails the run.
 # Usage: ci/run-guest.sh BZIMAGE BASE.cpio.gz 'CMD' [EXTRA.cpio.gz...]
-# Environment: QEMU_ACCEL (default tcg,thread=multi), GUEST_SMP (2),
+# Environment: QEMU_ACCEL (default: ci/pick-accel.sh, KVM where the CPU has
+# vmx/svm, TCG otherwise), GUEST_SMP (2),
 # GUEST_MEM (2G), GUEST_TIMEOUT seconds (600), GUEST_LOG (console log path),
 # QEMU_EXTRA_ARGS (more QEMU options, split on spaces, e.g. -icount ...).
 set -eu
@@ -13,7 +14,8 @@ here=$(cd "$(dirname "$0")" && pwd)
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 log=${GUEST_LOG:-$work/console.log}
-accel=${QEMU_ACCEL:-tcg,thread=multi}
+accel=$(sh "$here/pick-accel.sh")
+echo "run-guest: accelerator $accel" >&2
 limit=${GUEST_TIMEOUT:-600}
 
 mkdir "$work/cmd"
