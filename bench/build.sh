@@ -27,6 +27,7 @@ $cc $cflags -isystem "$uapi" -pthread -o "$stage/bench/fuse_bench_server" \
 	"$here/fuse_bench_server.c" -l:liburing.a
 $cc $cflags -pthread -o "$stage/bench/fuse_bench_load" \
 	"$here/fuse_bench_load.c"
+$cc $cflags -o "$stage/bench/fuse_bench_cost" "$here/fuse_bench_cost.c"
 cp "$here/run-in-guest.sh" "$here/profile-in-guest.sh" \
 	"$here/guest-servers.sh" "$stage/bench/"
 

@@ -19,6 +19,19 @@
  *             thread starts at its own offset and wraps at the end.
  *   create    open(O_CREAT|O_EXCL|O_WRONLY) + close() + unlink() of a new
  *             file D/create/tJ-N; the latency is that of the three calls.
+ *   seqread-1m, seqread-1m-direct
+ *             1 MiB sequential read()s of D/data64m, buffered or O_DIRECT;
+ *             job J reads its own slice (64 MiB / jobs) and, at the end of
+ *             it, closes and reopens the file and starts over. On FUSE the
+ *             open (no FOPEN_KEEP_CACHE) drops the file's page cache, so
+ *             the buffered reads keep going to the server (readahead).
+ *   seqwrite-1m, seqwrite-1m-direct
+ *             1 MiB sequential write()s, buffered or O_DIRECT, to
+ *             D/seqwrite/tJ (64 MiB / jobs each), opened with O_TRUNC at
+ *             the start of each pass: the file grows from empty every
+ *             pass. The files are removed after the run.
+ * The reopen between passes is outside the timed call (not in the
+ * latencies) but inside the run (ops/s).
  *
  * Each op is timed with CLOCK_MONOTONIC into a per-thread array. Output, one
  * TSV line on stdout:
@@ -43,14 +56,39 @@
 #define DATA_SIZE	(64ull << 20)
 #define FILL_CHUNK	(128 * 1024)
 
-enum workload { W_STAT, W_READ4K, W_READ128K, W_CREATE };
+#define SEQ_BS		(1024 * 1024)
+#define SEQ_WRITE_DIR	"seqwrite"
+
+enum workload {
+	W_STAT, W_READ4K, W_READ128K, W_CREATE,
+	W_SEQREAD, W_SEQREAD_DIRECT, W_SEQWRITE, W_SEQWRITE_DIRECT,
+};
 
 static const char *const wl_names[] = {
 	[W_STAT] = "stat",
 	[W_READ4K] = "read4k",
 	[W_READ128K] = "read128k",
 	[W_CREATE] = "create",
+	[W_SEQREAD] = "seqread-1m",
+	[W_SEQREAD_DIRECT] = "seqread-1m-direct",
+	[W_SEQWRITE] = "seqwrite-1m",
+	[W_SEQWRITE_DIRECT] = "seqwrite-1m-direct",
 };
+
+static bool wl_is_seq(enum workload w)
+{
+	return w >= W_SEQREAD;
+}
+
+static bool wl_is_write(enum workload w)
+{
+	return w == W_SEQWRITE || w == W_SEQWRITE_DIRECT;
+}
+
+static bool wl_is_direct(enum workload w)
+{
+	return w == W_SEQREAD_DIRECT || w == W_SEQWRITE_DIRECT;
+}
 
 static struct {
 	enum workload wl;
@@ -151,11 +189,11 @@ static void setup_data_file(void)
 	free(buf);
 }
 
-static void setup_create_dir(void)
+static void setup_dir(const char *name)
 {
 	char path[4096];
 
-	snprintf(path, sizeof(path), "%s/create", opt.dir);
+	snprintf(path, sizeof(path), "%s/%s", opt.dir, name);
 	if (mkdir(path, 0755) && errno != EEXIST)
 		die(path);
 }
@@ -175,11 +213,42 @@ static int open_data(void)
 	return fd;
 }
 
+/* The sequential workloads' file for job IDX, (re)opened for a new pass. */
+static int open_seq(int idx)
+{
+	int flags = wl_is_direct(opt.wl) ? O_DIRECT : 0;
+	char path[4096];
+	int fd;
+
+	if (wl_is_write(opt.wl)) {
+		snprintf(path, sizeof(path), "%s/%s/t%d", opt.dir,
+			 SEQ_WRITE_DIR, idx);
+		flags |= O_WRONLY | O_CREAT | O_TRUNC;
+	} else {
+		snprintf(path, sizeof(path), "%s/%s", opt.dir, DATA_FILE);
+		flags |= O_RDONLY;
+	}
+	fd = open(path, flags, 0644);
+	if (fd < 0)
+		die(path);
+	return fd;
+}
+
+/* 64 MiB / jobs, in whole blocks of SEQ_BS, at least one */
+static uint64_t seq_slice(void)
+{
+	uint64_t slice = DATA_SIZE / opt.jobs / SEQ_BS * SEQ_BS;
+
+	return slice ? slice : SEQ_BS;
+}
+
 static void *job_fn(void *arg)
 {
 	struct job *j = arg;
 	uint64_t seed = 0x9e3779b97f4a7c15ull * (j->idx + 1), t0, t1, pos = 0;
-	size_t bs = opt.wl == W_READ128K ? 128 * 1024 : 4096;
+	size_t bs = opt.wl == W_READ128K ? 128 * 1024 :
+		    wl_is_seq(opt.wl) ? SEQ_BS : 4096;
+	uint64_t seq_start = 0, seq_end = 0;
 	char path[4096];
 	void *buf = NULL;
 	struct stat st;
@@ -198,6 +267,17 @@ static void *job_fn(void *arg)
 			die("posix_memalign");
 		fd = open_data();
 		pos = (DATA_SIZE / opt.jobs * j->idx) & ~(uint64_t)(bs - 1);
+	}
+	if (wl_is_seq(opt.wl)) {
+		if (posix_memalign(&buf, 4096, bs))
+			die("posix_memalign");
+		memset(buf, j->idx + 1, bs);
+		/* reads: the job's slice of data64m; writes: its own file */
+		if (!wl_is_write(opt.wl))
+			seq_start = seq_slice() * j->idx;
+		seq_end = seq_start + seq_slice();
+		pos = seq_start;
+		fd = open_seq(j->idx);
 	}
 	pthread_barrier_wait(&start_barrier);
 
@@ -222,6 +302,23 @@ static void *job_fn(void *arg)
 				pos = 0;
 			t0 = mono_ns();
 			ret = pread(fd, buf, bs, pos) == (ssize_t)bs ? 0 : -1;
+			pos += bs;
+			break;
+		case W_SEQREAD:
+		case W_SEQREAD_DIRECT:
+		case W_SEQWRITE:
+		case W_SEQWRITE_DIRECT:
+			if (pos + bs > seq_end) {	/* a new pass */
+				close(fd);
+				fd = open_seq(j->idx);
+				pos = seq_start;
+			}
+			t0 = mono_ns();
+			if (wl_is_write(opt.wl))
+				ret = pwrite(fd, buf, bs, pos) == (ssize_t)bs;
+			else
+				ret = pread(fd, buf, bs, pos) == (ssize_t)bs;
+			ret = ret ? 0 : -1;
 			pos += bs;
 			break;
 		case W_CREATE: {
@@ -271,7 +368,8 @@ static double percentile_us(const uint32_t *v, uint64_t n, double pct)
 static void usage(void)
 {
 	fprintf(stderr,
-		"usage: fuse_bench_load --workload stat|read4k|read128k|create\n"
+		"usage: fuse_bench_load --workload stat|read4k|read128k|create|\n"
+		"       seqread-1m|seqread-1m-direct|seqwrite-1m|seqwrite-1m-direct\n"
 		"       --dir D [--jobs J] [--seconds S] [--max-ops N] [--pin]\n"
 		"       [--nfiles N]\n");
 	exit(2);
@@ -341,10 +439,16 @@ int main(int argc, char **argv)
 		break;
 	case W_READ4K:
 	case W_READ128K:
+	case W_SEQREAD:
+	case W_SEQREAD_DIRECT:
 		setup_data_file();
 		break;
 	case W_CREATE:
-		setup_create_dir();
+		setup_dir("create");
+		break;
+	case W_SEQWRITE:
+	case W_SEQWRITE_DIRECT:
+		setup_dir(SEQ_WRITE_DIR);
 		break;
 	}
 
@@ -371,6 +475,15 @@ int main(int argc, char **argv)
 	if (err) {
 		errno = err;
 		die(wl_names[opt.wl]);
+	}
+	if (wl_is_write(opt.wl)) {
+		char path[4096];
+
+		for (i = 0; i < opt.jobs; i++) {
+			snprintf(path, sizeof(path), "%s/%s/t%d", opt.dir,
+				 SEQ_WRITE_DIR, i);
+			unlink(path);
+		}
 	}
 
 	all = malloc((total ? total : 1) * sizeof(*all));

@@ -1,7 +1,9 @@
 # Sourced by bench/run-in-guest.sh and bench/profile-in-guest.sh (busybox
 # sh): start and stop one benchmark configuration's FUSE server on $mnt.
 # The caller sets B (the bench folder), ncpu, depth, poll, pin, mnt and
-# slog; start_server sets spid, stop_server clears it.
+# slog, and may set taskset_cmd ("taskset 1": the server starts on CPU 0
+# and stays there, its own --pin dropped); start_server sets spid,
+# stop_server clears it.
 poll_param=/sys/module/fuse/parameters/dev_poll_us
 wake_param=/sys/module/fuse/parameters/wake_sync
 uring_param=/sys/module/fuse/parameters/enable_uring
@@ -53,9 +55,10 @@ start_server() {
 	elif [ "${1%-*}" = uring ]; then
 		log "no $uring_param: the kernel lacks the io_uring transport"
 	fi
+	[ -n "${taskset_cmd:-}" ] && args=${args% --pin}
 	: >"$slog"
 	# shellcheck disable=SC2086
-	"$B/fuse_bench_server" $args $pin "$mnt" 2>>"$slog" &
+	${taskset_cmd:-} "$B/fuse_bench_server" $args $pin "$mnt" 2>>"$slog" &
 	spid=$!
 	# ready: mounted and INIT answered (the server then says "serving")
 	if ! wait_for 200 '(is_mounted && grep -q serving "$slog") ||
@@ -85,7 +88,9 @@ start_libfuse() {
 	grep -q " /mnt/pt-src " /proc/mounts ||
 		mount -t tmpfs -o size=1g ptsrc /mnt/pt-src || return 1
 	: >"$slog"
-	"$B/passthrough_ring" $mode /mnt/pt-src "$mnt" >>"$slog" 2>&1 &
+	# shellcheck disable=SC2086
+	${taskset_cmd:-} "$B/passthrough_ring" $mode /mnt/pt-src "$mnt" \
+		>>"$slog" 2>&1 &
 	spid=$!
 	if ! wait_for 200 'is_mounted || ! kill -0 $spid 2>/dev/null' ||
 	    ! is_mounted; then

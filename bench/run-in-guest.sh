@@ -11,8 +11,21 @@
 # Prints TSV rows on stdout: round workload transport jobs ops_per_s p50_us p99_us
 # (NA where a tool gives no such figure); progress and errors go to stderr.
 #
+# With BENCH_COST=1 (bench/run.sh sets it under BENCH_ICOUNT=1) each run
+# goes through fuse_bench_cost, and so does, just before it (after one
+# unmeasured run of it, for the set-up), the same command doing one
+# operation per job; a second kind of row gives the difference (the run's
+# figures net of the tools' start and exit):
+#   cost mode round workload transport jobs ops busy_ns elapsed_ns ctxt cal res
+# (guest CPU time of all tasks, guest time, context switches, CAL and RES
+# IPIs; see fuse_bench_cost.c), mode "free" for the runs above and "cpu0"
+# for one more pass after the rounds, where the load and the server are
+# started under "taskset 1" (the server without --pin: all its threads on
+# CPU 0) and only cost rows are printed.
+#
 # Environment: BENCH_ROUNDS (3), BENCH_SECONDS per run (4),
-# BENCH_WORKLOADS (stat read4k read128k create fio-randread4k; also
+# BENCH_WORKLOADS (stat read4k read128k create fio-randread4k fio-qd16
+# seqread-1m seqwrite-1m seqread-1m-direct seqwrite-1m-direct; also
 # available: bonnie, the bonnie++ metadata run, far too slow for the
 # default budget under TCG with the seed's 30:1:1:10),
 # BENCH_TRANSPORTS (tmpfs dev-1 dev-N uring; also libfuse-dev and
@@ -23,12 +36,13 @@
 # queue threads left to the scheduler), BENCH_PIN (0; 1 pins the /dev/fuse
 # server's threads and the load threads to CPUs as well), BENCH_DEPTH ring
 # entries per queue (2), BENCH_BONNIE_FILES (bonnie++ -n argument,
-# 30:1:1:10).
+# 30:1:1:10), BENCH_COST (0).
 set -u
 B=$(cd "$(dirname "$0")" && pwd)
 rounds=${BENCH_ROUNDS:-3}
 secs=${BENCH_SECONDS:-4}
-workloads=${BENCH_WORKLOADS:-stat read4k read128k create fio-randread4k}
+workloads=${BENCH_WORKLOADS:-stat read4k read128k create fio-randread4k \
+fio-qd16 seqread-1m seqwrite-1m seqread-1m-direct seqwrite-1m-direct}
 transports=${BENCH_TRANSPORTS:-tmpfs dev-1 dev-N uring}
 depth=${BENCH_DEPTH:-2}
 poll=${BENCH_POLL_US:-50}
@@ -41,31 +55,57 @@ jobs_list=1
 mnt=/mnt/bench
 slog=/tmp/fuse_bench_server.log
 failures=0
+# BENCH_COST=1: each run under fuse_bench_cost, which writes $cost_file
+cost_file=/tmp/bench-cost.txt
+measure=
+[ "${BENCH_COST:-0}" = 1 ] && measure="$B/fuse_bench_cost $cost_file"
+cost_mode=free
+taskset_cmd=	# "taskset 1" in the cost pass on CPU 0
+one_op=
 
 . "$B/guest-servers.sh"
 
-# Workloads; each prints "ops_per_s p50_us p99_us" or fails.
+# Workloads; each prints "ops ops_per_s p50_us p99_us" or fails. With
+# one_op=1, one operation per job instead of a $secs run.
+# shellcheck disable=SC2086
 run_load() {	# workload dir jobs
-	"$B/fuse_bench_load" --workload "$1" --dir "$2" --jobs "$3" \
-		--seconds "$secs" $pin | awk -F'\t' '{ print $5, $6, $7 }'
+	$measure $taskset_cmd "$B/fuse_bench_load" --workload "$1" \
+		--dir "$2" --jobs "$3" --seconds "$secs" ${one_op:+--max-ops 1} \
+		$pin | awk -F'\t' '{ print $3, $5, $6, $7 }'
 }
 
-# fio reads the load tool's data64m when read4k made it already; else it
-# lays the file out itself.
-run_fio() {	# dir jobs
-	fio --name=r --filename="$1/data64m" --rw=randread --bs=4k --direct=1 \
-		--size=64m --runtime="$secs" --time_based --ioengine=psync \
-		--numjobs="$2" --group_reporting --thread --fallocate=none \
+# fio's 4 KiB O_DIRECT random reads; fio reads the load tool's data64m
+# when read4k or seqread-1m made it already, else it lays the file out
+# itself. The guest kernel has io_uring but no CONFIG_AIO (no libaio).
+# shellcheck disable=SC2086
+run_fio() {	# dir jobs ioengine iodepth
+	if [ -n "$one_op" ]; then
+		limit=--number_ios=1
+	else
+		limit="--runtime=$secs --time_based"
+	fi
+	$measure $taskset_cmd fio --name=r --filename="$1/data64m" \
+		--rw=randread --bs=4k --direct=1 --size=64m $limit \
+		--ioengine="$3" --iodepth="$4" --numjobs="$2" \
+		--group_reporting --thread --fallocate=none \
 		--output-format=terse 2>/dev/null |
-	awk -F';' '$1 == 3 {
+	awk -F';' '$1 == 3 {	# read: KiB, KiB/s, IOPS; clat percentiles
 		p50 = p99 = "NA"
 		for (i = 18; i <= 37; i++) {
 			split($i, kv, "=")
 			if (kv[1] == "50.000000%") p50 = kv[2]
 			if (kv[1] == "99.000000%") p99 = kv[2]
 		}
-		print $8, p50, p99; found = 1
+		print $6 / 4, $8, p50, p99; found = 1
 	} END { exit !found }'
+}
+
+run_one() {	# workload dir jobs
+	case $1 in
+	fio-randread4k) run_fio "$2" "$3" psync 1 ;;
+	fio-qd16) run_fio "$2" "$3" io_uring 16 ;;
+	*) run_load "$@" ;;
+	esac
 }
 
 # bonnie++ metadata phases: prints "phase ops_per_s" lines
@@ -87,6 +127,23 @@ row() {	# round workload transport jobs ops p50 p99
 	printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$@"
 }
 
+# BENCH_COST=1: the cost row of the run that just ended, net of the
+# one-operation run before it (BASE: its ops and fuse_bench_cost figures),
+# which takes out the tools' start, set-up and exit (fio's alone is about
+# 140M guest instructions).
+cost_row() {	# round workload transport jobs ops BASE...
+	# shellcheck disable=SC2046
+	set -- "$@" $(cat "$cost_file" 2>/dev/null)
+	if [ "$#" -ne 16 ]; then
+		log "round $1 $3 $2 jobs=$4: no cost figures"
+		return
+	fi
+	printf 'cost\t%s\t%s\t%s\t%s\t%s\t' "$cost_mode" "$1" "$2" "$3" "$4"
+	shift 4
+	echo "$@" | awk '{ printf "%.0f\t%.0f\t%.0f\t%.0f\t%.0f\t%.0f\n",
+		$1 - $2, $8 - $3, $9 - $4, $10 - $5, $11 - $6, $12 - $7 }'
+}
+
 run_workloads() {	# round transport dir
 	for w in $workloads; do
 		case $w in
@@ -103,22 +160,28 @@ run_workloads() {	# round transport dir
 			rm -rf "$3"/Bonnie.* 2>/dev/null
 			continue
 			;;
+		fio-*)
+			command -v fio >/dev/null || continue
+			if [ ! -d /proc/sysvipc ]; then
+				log "fio needs SYSV IPC (shmget), which" \
+					"this kernel lacks: $w skipped"
+				continue
+			fi
+			;;
 		esac
 		for j in $jobs_list; do
-			case $w in
-			fio-randread4k)
-				command -v fio >/dev/null || continue 2
-				if [ ! -d /proc/sysvipc ]; then
-					log "fio needs SYSV IPC (shmget), which" \
-						"this kernel lacks: skipped"
-					continue 2
-				fi
-				out=$(run_fio "$3" "$j")
-				;;
-			*)
-				out=$(run_load "$w" "$3" "$j")
-				;;
-			esac
+			base=
+			if [ -n "$measure" ]; then
+				one_op=1
+				# set-up first (files the first run makes:
+				# fio lays out data64m if missing), then the
+				# base: one operation per job
+				run_one "$w" "$3" "$j" >/dev/null
+				base=$(run_one "$w" "$3" "$j" | cut -d' ' -f1)
+				base="$base $(cat "$cost_file" 2>/dev/null)"
+				one_op=
+			fi
+			out=$(run_one "$w" "$3" "$j")
 			if [ -z "$out" ]; then
 				log "round $1 $2 $w jobs=$j failed"
 				failures=$((failures + 1))
@@ -126,7 +189,11 @@ run_workloads() {	# round transport dir
 			fi
 			# shellcheck disable=SC2086
 			set -- "$1" "$2" "$3" $out
-			row "$1" "$w" "$2" "$j" "$4" "$5" "$6"
+			[ "$cost_mode" = free ] &&
+				row "$1" "$w" "$2" "$j" "$5" "$6" "$7"
+			# shellcheck disable=SC2086
+			[ -n "$measure" ] &&
+				cost_row "$1" "$w" "$2" "$j" "$4" $base
 			set -- "$1" "$2" "$3"
 		done
 	done
@@ -169,6 +236,14 @@ while [ "$r" -le "$rounds" ]; do
 	done
 	r=$((r + 1))
 done
+# BENCH_COST=1: once more, everything on CPU 0, cost rows only
+if [ -n "$measure" ]; then
+	cost_mode=cpu0 taskset_cmd="taskset 1" pin=
+	for t in $transports; do
+		log "cost pass, load and server on CPU 0: $t"
+		run_config 1 "$t"
+	done
+fi
 [ -w "$uring_param" ] && echo 0 >"$uring_param"
 log "done, $failures failures"
 [ "$failures" -eq 0 ]

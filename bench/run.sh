@@ -3,11 +3,13 @@
 # binaries, build the guest initramfs with them, boot the patched kernel
 # (built beforehand by "make bench-kernel", or BENCH_KERNEL) and run bench/run-in-guest.sh in it,
 # then save the raw TSV to build/bench/raw.tsv, summarise it
-# (build/bench/summary.{tsv,md,png}) and print the markdown table.
+# (build/bench/summary.{tsv,md,png}, cost.tsv) and print the markdown
+# tables.
 # Usage: sh bench/run.sh   (from anywhere; paths are relative to the repo)
 # Environment:
 #   BENCH_ROUNDS, BENCH_SECONDS, BENCH_WORKLOADS, BENCH_TRANSPORTS,
-#   BENCH_PIN, BENCH_DEPTH, BENCH_BONNIE_FILES, BENCH_POLL_US: passed to run-in-guest.sh
+#   BENCH_PIN, BENCH_DEPTH, BENCH_BONNIE_FILES, BENCH_POLL_US, BENCH_COST:
+#     passed to run-in-guest.sh
 #   BENCH_ICOUNT=1: deterministic guest clock (-icount shift=0,sleep=off,
 #     single-threaded TCG: one virtual ns per guest instruction, so host
 #     load no longer shows in the figures; about 10x slower in wall time,
@@ -15,17 +17,21 @@
 #     otherwise). shift=5 makes the debug kernel so slow in virtual time
 #     that the soft-lockup watchdog fires while the initramfs unpacks.
 #     Needs ci/run-guest.sh to pass $QEMU_EXTRA_ARGS to qemu.
+#     Turns BENCH_COST on unless BENCH_COST=0.
+#   BENCH_COST=1: the cost per operation table (instructions, context
+#     switches, IPIs; unpinned and with everything on CPU 0) in summary.md
 #   GUEST_SMP (2), GUEST_TIMEOUT (1800), QEMU_ACCEL: as for ci/run-guest.sh
-#   BENCH_OUT: where the results go (build/bench)
+#   BENCH_OUT: where the results go (build/bench), with the staged
+#     binaries (stage/) and the guest image (initramfs.cpio.gz)
 #   BENCH_FIO=0, BENCH_BONNIE=0: leave fio / bonnie++ out of the image
 set -eu
 here=$(cd "$(dirname "$0")" && pwd)
 top=$(dirname "$here")
 cd "$top"
 bzimage=${BENCH_KERNEL:-build/obj-guest/arch/x86/boot/bzImage}
-stage=build/bench-stage
-initrd=build/bench-initramfs.cpio.gz
 out=${BENCH_OUT:-build/bench}
+stage=$out/stage
+initrd=$out/initramfs.cpio.gz
 
 missing=
 command -v bonnie++ >/dev/null || missing="$missing bonnie++"
@@ -48,35 +54,40 @@ sh initramfs/build.sh "$initrd" "$stage"
 if [ "${BENCH_ICOUNT:-0}" = 1 ]; then
 	BENCH_ROUNDS=${BENCH_ROUNDS:-1}
 	BENCH_SECONDS=${BENCH_SECONDS:-1}
-	export BENCH_ROUNDS BENCH_SECONDS
+	BENCH_COST=${BENCH_COST:-1}
+	export BENCH_ROUNDS BENCH_SECONDS BENCH_COST
 fi
 
 mkdir -p "$out"
 set +e
 sh bench/boot-guest.sh "$bzimage" "$initrd" "$out/guest-out.txt" \
 	run-in-guest.sh BENCH_ROUNDS BENCH_SECONDS BENCH_WORKLOADS \
-	BENCH_TRANSPORTS BENCH_PIN BENCH_DEPTH BENCH_BONNIE_FILES BENCH_POLL_US
+	BENCH_TRANSPORTS BENCH_PIN BENCH_DEPTH BENCH_BONNIE_FILES BENCH_POLL_US \
+	BENCH_COST
 status=$?
 set -e
-grep -v "$(printf '^[0-9][0-9]*\t')" "$out/guest-out.txt" || true
-grep "$(printf '^[0-9][0-9]*\t')" "$out/guest-out.txt" >"$out/raw.tsv" || true
+# result rows: "ROUND\t..." and "cost\t..."
+rows="$(printf '^([0-9]+|cost)\t')"
+grep -Ev "$rows" "$out/guest-out.txt" || true
+grep -E "$rows" "$out/guest-out.txt" >"$out/raw.tsv" || true
 if [ ! -s "$out/raw.tsv" ]; then
 	echo "bench: no results (guest status $status)" >&2
 	exit 1
 fi
-sh bench/summarize.sh "$out/raw.tsv" "$out"
 # Every table of the summary comes from this one boot: say how it ran.
 if [ "${BENCH_ICOUNT:-0}" = 1 ]; then
 	accel="${QEMU_ACCEL:-tcg,thread=single}, -icount shift=0"
 else
 	accel=$(sh ci/pick-accel.sh)
 fi
+BENCH_ACCEL=$accel sh bench/summarize.sh "$out/raw.tsv" "$out"
 { printf 'Guest accelerator: %s\n\n' "$accel"; cat "$out/summary.md"; } >"$out/summary.md.new"
 mv "$out/summary.md.new" "$out/summary.md"
 echo
 cat "$out/summary.md"
 echo
 echo "bench: raw $out/raw.tsv, summary $out/summary.tsv, $out/summary.md, $out/summary.png"
+[ -s "$out/cost.tsv" ] && echo "bench: cost per operation $out/cost.tsv"
 if [ "$status" -ne 0 ]; then
 	echo "bench: the guest run failed (status $status); see above and $out/console.log" >&2
 	exit "$status"
