@@ -21,8 +21,15 @@ struct fuse_session;
 struct fuse_ring_opts {
 	/* Ask for the io_uring transport (else plain /dev/fuse). */
 	int use_ring;
-	/* Ring entries per queue (one queue per possible CPU); 0: default 4 */
+	/* Ring entries per queue; 0: default 4 */
 	unsigned int queue_depth;
+	/*
+	 * Queues to register; 0: one per possible CPU. Fewer are spread over
+	 * the online CPUs; the kernel (6.12 with this series) serves the
+	 * other CPUs from the nearest queue. Kernels that need every queue
+	 * serve nothing until each has an entry: keep 0 there.
+	 */
+	unsigned int nr_queues;
 	/* Print what the library does to stderr. */
 	int verbose;
 };

@@ -1,4 +1,6 @@
-/* Number of queues the kernel expects: one per possible CPU (nr_cpu_ids). */
+/* Which queues to register: by default one per possible CPU (nr_cpu_ids). */
+#define _GNU_SOURCE
+#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -30,4 +32,33 @@ unsigned int fr_possible_cpus(void)
 			last = v;
 	}
 	return last + 1;
+}
+
+/*
+ * The queue IDs (CPU numbers) of @want queues among @possible: all of them
+ * for 0 or at least @possible, else spread evenly over the CPUs this
+ * process may run on (the online ones), so that each serves a share of
+ * its neighbours. Returns the number of IDs written to @ids.
+ */
+unsigned int fr_queue_ids(unsigned int want, unsigned int possible,
+			  unsigned int *ids)
+{
+	unsigned int online[CPU_SETSIZE], nr_online = 0, i;
+	cpu_set_t set;
+
+	if (want && want < possible && !sched_getaffinity(0, sizeof(set), &set)) {
+		for (i = 0; i < possible && i < CPU_SETSIZE; i++)
+			if (CPU_ISSET(i, &set))
+				online[nr_online++] = i;
+	}
+	if (!want || want >= possible || !nr_online) {
+		for (i = 0; i < possible; i++)
+			ids[i] = i;
+		return possible;
+	}
+	if (want > nr_online)
+		want = nr_online;
+	for (i = 0; i < want; i++)
+		ids[i] = online[i * nr_online / want];
+	return want;
 }

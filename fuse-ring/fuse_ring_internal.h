@@ -106,5 +106,7 @@ size_t fr_request_rebuild(struct fr_ent *ent, size_t payload_max, char **start);
 
 /* fuse_ring_cpus.c */
 unsigned int fr_possible_cpus(void);
+unsigned int fr_queue_ids(unsigned int want, unsigned int possible,
+			  unsigned int *ids);
 
 #endif

@@ -337,18 +337,25 @@ static int fr_queue_init(struct fr_session *s, struct fr_queue *q, unsigned int 
 
 int fr_queues_prepare(struct fr_session *s)
 {
-	unsigned int i;
+	unsigned int possible = fr_possible_cpus();
+	unsigned int i, *ids;
 	int ret;
 
-	s->nr_queues = fr_possible_cpus();
-	s->queues = calloc(s->nr_queues, sizeof(*s->queues));
-	if (!s->queues)
+	ids = calloc(possible, sizeof(*ids));
+	if (!ids)
 		return -ENOMEM;
+	s->nr_queues = fr_queue_ids(s->opts.nr_queues, possible, ids);
+	s->queues = calloc(s->nr_queues, sizeof(*s->queues));
+	if (!s->queues) {
+		free(ids);
+		return -ENOMEM;
+	}
 	for (i = 0; i < s->nr_queues; i++)
 		s->queues[i].efd = -1;
 	ret = fr_hash_init(s, s->nr_queues * s->opts.queue_depth);
 	for (i = 0; !ret && i < s->nr_queues; i++)
-		ret = fr_queue_init(s, &s->queues[i], i);
+		ret = fr_queue_init(s, &s->queues[i], ids[i]);
+	free(ids);
 	if (ret)
 		fr_queues_free(s);
 	return ret;

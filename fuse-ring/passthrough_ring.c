@@ -3,7 +3,7 @@
  * directory, served over the FUSE io_uring transport (--ring, default) or
  * plain /dev/fuse (--no-ring) through libfuse-ring.
  *
- * Usage: passthrough_ring [--ring|--no-ring] [--depth=N] [--async]
+ * Usage: passthrough_ring [--ring|--no-ring] [--depth=N] [--queues=N] [--async]
  *                         [--slow-name=NAME] [--single] [--verbose]
  *                         [libfuse options, e.g. -o allow_other]
  *                         SOURCE_DIR MOUNTPOINT
@@ -676,7 +676,7 @@ static const struct fuse_lowlevel_ops pt_ops = {
 static void pt_usage(const char *prog)
 {
 	fprintf(stderr,
-		"usage: %s [--ring|--no-ring] [--depth=N] [--async] [--slow-name=NAME]\n"
+		"usage: %s [--ring|--no-ring] [--depth=N] [--queues=N] [--async] [--slow-name=NAME]\n"
 		"       [--single] [--verbose] [libfuse options] SOURCE_DIR MOUNTPOINT\n", prog);
 }
 
@@ -728,6 +728,8 @@ int main(int argc, char *argv[])
 			ro.use_ring = 0;
 		else if (!strncmp(a, "--depth=", 8))
 			ro.queue_depth = atoi(a + 8);
+		else if (!strncmp(a, "--queues=", 9))
+			ro.nr_queues = atoi(a + 9);
 		else if (!strcmp(a, "--async"))
 			pt.async = 1;
 		else if (!strncmp(a, "--slow-name=", 12))

@@ -199,6 +199,7 @@ run_transport() {
 	check "$tag: interrupted LOOKUP answered EINTR" grep -q "slow LOOKUP interrupted" "$srv_log"
 	case "$mode $* " in
 	"--ring"*" --async "*) check "$tag: replies from other threads reached their entries" [ "${foreign:-0}" -gt 0 ] ;;
+	"--ring"*" --queues=1 "*) check "$tag: one queue served every CPU" [ "$(stat_of queues)" = 1 ] ;;
 	esac
 }
 
@@ -263,6 +264,7 @@ echo 1 >"$param"
 run_transport ring --ring
 run_transport ring-async --ring --async
 run_transport ring-single --ring --single
+run_transport ring-1q --ring --queues=1
 run_transport dev --no-ring
 run_transport dev-async --no-ring --async
 sigterm_test term-ring 0 --ring
