@@ -5,7 +5,7 @@
  * transports against each other.
  *
  * Usage: fuse_bench_server [--transport dev|uring] [--threads N] [--depth D]
- *                          [--pin] [--trace] [--entry-timeout S]
+ *                          [--queues Q] [--pin] [--trace] [--entry-timeout S]
  *                          [--attr-timeout S] MOUNTPOINT
  *
  * The file system: a hash of (parent ino, name) -> inode, regular files and
@@ -18,10 +18,17 @@
  *   dev:   N threads, each read()ing requests from /dev/fuse and write()ing
  *          replies; thread 0 uses the mount's fd, the others a clone of it
  *          (FUSE_DEV_IOC_CLONE), so each has its own processing queue.
- *   uring: one thread per possible CPU (queue id = CPU number), each with
- *          its own io_uring (IORING_SETUP_SQE128) and --depth ring entries;
- *          one more thread keeps reading /dev/fuse (FORGET and INTERRUPT
- *          arrive there). If the kernel does not offer FUSE_OVER_IO_URING in
+ *   uring: one thread per queue, each with its own io_uring
+ *          (IORING_SETUP_SQE128) and --depth ring entries; one more thread
+ *          keeps reading /dev/fuse (FORGET and INTERRUPT arrive there).
+ *          Queue IDs are CPU numbers: one queue per possible CPU, or with
+ *          --queues Q (0 < Q < possible CPUs) Q queues spread evenly over
+ *          the CPUs the server may run on (as fuse-ring's fr_queue_ids());
+ *          the kernel serves the other CPUs from the nearest queue. --pin
+ *          keeps each queue's thread on its queue's CPU. Once every queue
+ *          has submitted its REGISTERs the server says "serving ..." with
+ *          the queues, entries and bytes of buffers (header + payload) it
+ *          registered. If the kernel does not offer FUSE_OVER_IO_URING in
  *          INIT, the server says so and serves /dev/fuse with one thread per
  *          CPU instead.
  *
@@ -75,6 +82,7 @@ static struct {
 	bool uring;
 	int threads;
 	int depth;
+	int queues;
 	bool pin;
 	bool trace;
 	uint64_t entry_timeout;
@@ -90,6 +98,8 @@ static struct {
 static int fuse_fd = -1;
 static volatile int stopping;
 static int threads_alive;
+/* the main thread and the queue threads, once their REGISTERs are submitted */
+static pthread_barrier_t registered;
 static pthread_mutex_t alive_lock = PTHREAD_MUTEX_INITIALIZER;
 
 static void msg(const char *fmt, ...)
@@ -902,6 +912,35 @@ static int possible_cpus(void)
 	return n > 0 ? n : 1;
 }
 
+/*
+ * The queue IDs (CPU numbers) of @want queues among @possible: all of them
+ * for 0 or at least @possible, else spread evenly over the CPUs this
+ * process may run on (the online ones), as fuse-ring's fr_queue_ids().
+ * Returns the number of IDs written to @ids.
+ */
+static int queue_ids(int want, int possible, int *ids)
+{
+	int online[CPU_SETSIZE], nr_online = 0, i;
+	cpu_set_t set;
+
+	if (want > 0 && want < possible &&
+	    !sched_getaffinity(0, sizeof(set), &set)) {
+		for (i = 0; i < possible && i < CPU_SETSIZE; i++)
+			if (CPU_ISSET(i, &set))
+				online[nr_online++] = i;
+	}
+	if (want <= 0 || want >= possible || !nr_online) {
+		for (i = 0; i < possible; i++)
+			ids[i] = i;
+		return possible;
+	}
+	if (want > nr_online)
+		want = nr_online;
+	for (i = 0; i < want; i++)
+		ids[i] = online[i * nr_online / want];
+	return want;
+}
+
 static void pin_to_cpu(int cpu)
 {
 	cpu_set_t set;
@@ -1134,9 +1173,14 @@ static void *uring_thread_fn(void *arg)
 		uring_prep_cmd(uring_sqe(q), FUSE_IO_URING_CMD_REGISTER, e,
 			       q->qid, 0, i);
 	}
+	/* the kernel makes the entries as the REGISTERs are submitted */
+	ret = io_uring_submit(&q->ring);
+	if (ret < 0)
+		msg("queue %d: submitting REGISTER: %s", q->qid, strerror(-ret));
+	pthread_barrier_wait(&registered);
 	/*
-	 * One system call per round trip: submit the commits (and, first,
-	 * the REGISTERs) and wait for the next request together.
+	 * One system call per round trip: submit the commits and wait for
+	 * the next request together.
 	 */
 	while (!done) {
 		unsigned int head, seen = 0;
@@ -1271,8 +1315,8 @@ static void usage(void)
 {
 	fprintf(stderr,
 		"usage: %s [--transport dev|uring] [--threads N] [--depth D]\n"
-		"       [--pin] [--trace] [--entry-timeout S] [--attr-timeout S]\n"
-		"       MOUNTPOINT\n",
+		"       [--queues Q] [--pin] [--trace] [--entry-timeout S]\n"
+		"       [--attr-timeout S] MOUNTPOINT\n",
 		prog);
 	exit(2);
 }
@@ -1283,6 +1327,7 @@ static void parse_args(int argc, char **argv)
 		{ "transport", required_argument, NULL, 't' },
 		{ "threads", required_argument, NULL, 'n' },
 		{ "depth", required_argument, NULL, 'd' },
+		{ "queues", required_argument, NULL, 'q' },
 		{ "pin", no_argument, NULL, 'p' },
 		{ "trace", no_argument, NULL, 'T' },
 		{ "entry-timeout", required_argument, NULL, 'e' },
@@ -1292,7 +1337,7 @@ static void parse_args(int argc, char **argv)
 	};
 	int c;
 
-	while ((c = getopt_long(argc, argv, "t:n:d:pTe:a:h", lo, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "t:n:d:q:pTe:a:h", lo, NULL)) != -1) {
 		switch (c) {
 		case 't':
 			if (!strcmp(optarg, "uring"))
@@ -1305,6 +1350,9 @@ static void parse_args(int argc, char **argv)
 			break;
 		case 'd':
 			opt.depth = atoi(optarg);
+			break;
+		case 'q':
+			opt.queues = atoi(optarg);
 			break;
 		case 'p':
 			opt.pin = true;
@@ -1323,7 +1371,7 @@ static void parse_args(int argc, char **argv)
 		}
 	}
 	if (optind != argc - 1 || opt.threads < 1 || opt.depth < 1 ||
-	    opt.depth > 64)
+	    opt.depth > 64 || opt.queues < 0)
 		usage();
 	opt.mountpoint = argv[optind];
 }
@@ -1386,25 +1434,39 @@ int main(int argc, char **argv)
 
 	if (opt.uring) {
 		static struct dev_thread forget_thread;
+		int *ids = calloc(nq, sizeof(*ids));
 		struct uring_queue *qs = calloc(nq, sizeof(*qs));
-		size_t psz = MAX_WRITE;
+		size_t psz = MAX_WRITE, bufs;
+		char cpus[256] = "";
+		size_t len = 0;
 
 		if (psz < 8192)
 			psz = 8192;
 		if (psz < (size_t)MAX_PAGES * PAGE_SZ)
 			psz = (size_t)MAX_PAGES * PAGE_SZ;
+		if (!ids || !qs)
+			die("out of memory");
+		nq = queue_ids(opt.queues, nq, ids);
+		bufs = (size_t)nq * opt.depth *
+		       (sizeof(struct fuse_uring_req_header) + psz);
+		pthread_barrier_init(&registered, NULL, nq + 1);
 		threads_alive = nq + 1;
 		forget_thread.fd = fuse_fd;
 		forget_thread.idx = -1;
 		pthread_create(&forget_thread.tid, NULL, dev_thread_fn,
 			       &forget_thread);
 		for (i = 0; i < nq; i++) {
-			qs[i].qid = i;
+			qs[i].qid = ids[i];
 			qs[i].payload_sz = psz;
 			pthread_create(&qs[i].tid, NULL, uring_thread_fn, &qs[i]);
+			if (len < sizeof(cpus))
+				len += snprintf(cpus + len, sizeof(cpus) - len,
+						"%s%d", i ? "," : "", ids[i]);
 		}
-		msg("serving %s over io_uring: %d queues x %d entries",
-		    opt.mountpoint, nq, opt.depth);
+		pthread_barrier_wait(&registered);
+		msg("serving %s over io_uring: %d queues x %d entries, "
+		    "%zu bytes of buffers, queues on CPUs %s",
+		    opt.mountpoint, nq, opt.depth, bufs, cpus);
 		wait_threads(&sigs);
 		pthread_join(forget_thread.tid, NULL);
 		for (i = 0; i < nq; i++)

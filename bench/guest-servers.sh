@@ -38,6 +38,13 @@ start_server() {
 	uring) args="--transport uring --depth $depth --pin" ;;
 	uring-sync) args="--transport uring --depth $depth --pin" wake_sync=Y ;;
 	uring-free) args="--transport uring --depth $depth" ;;
+	# uring-1q, uring-2q, ...: entries on that many queues only, spread
+	# over the CPUs; the kernel serves the others from the nearest queue
+	uring-*q)
+		queues=${1#uring-}
+		# --pin last: the cost pass on CPU 0 takes it off the end
+		args="--transport uring --depth $depth --queues ${queues%q} --pin"
+		;;
 	libfuse-dev|libfuse-ring)
 		start_libfuse "$1"
 		return

@@ -7,6 +7,8 @@
 #   dev-N  fuse_bench_server on /dev/fuse with one thread per CPU
 #   uring  fuse_bench_server over io_uring, one queue per CPU, each
 #          queue's thread pinned to its CPU (the load is not pinned)
+#   uring-1q  the same with entries on one queue only (CPU 0), which the
+#          kernel uses for every CPU
 # runs every workload with 1 job and with one job per CPU.
 # Prints TSV rows on stdout: round workload transport jobs ops_per_s p50_us p99_us
 # (NA where a tool gives no such figure); progress and errors go to stderr.
@@ -28,7 +30,8 @@
 # seqread-1m seqwrite-1m seqread-1m-direct seqwrite-1m-direct; also
 # available: bonnie, the bonnie++ metadata run, far too slow for the
 # default budget under TCG with the seed's 30:1:1:10),
-# BENCH_TRANSPORTS (tmpfs dev-1 dev-N uring; also libfuse-dev and
+# BENCH_TRANSPORTS (tmpfs dev-1 dev-N uring uring-1q; also uring-2q etc.,
+# entries on that many queues; also libfuse-dev and
 # libfuse-ring, an unmodified libfuse3 passthrough through fuse-ring/ over
 # each transport; dev-1-poll and dev-N-poll,
 # /dev/fuse with dev_poll_us=BENCH_POLL_US (50), and dev-1-sync and
@@ -43,7 +46,7 @@ rounds=${BENCH_ROUNDS:-3}
 secs=${BENCH_SECONDS:-4}
 workloads=${BENCH_WORKLOADS:-stat read4k read128k create fio-randread4k \
 fio-qd16 seqread-1m seqwrite-1m seqread-1m-direct seqwrite-1m-direct}
-transports=${BENCH_TRANSPORTS:-tmpfs dev-1 dev-N uring}
+transports=${BENCH_TRANSPORTS:-tmpfs dev-1 dev-N uring uring-1q}
 depth=${BENCH_DEPTH:-2}
 poll=${BENCH_POLL_US:-50}
 bonnie_files=${BENCH_BONNIE_FILES:-30:1:1:10}

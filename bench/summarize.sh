@@ -5,7 +5,8 @@
 #   OUTDIR/summary.tsv  the medians, with a header line
 #   OUTDIR/summary.md   markdown tables: ops/s per transport, uring/dev-1,
 #                       uring/dev-N, each transport as a fraction of the tmpfs
-#                       floor; p50/p99 latencies; the other configurations
+#                       floor (with uring-1q in the runs: its ops/s,
+#                       uring-1q/dev-N and uring-1q/uring too); p50/p99 latencies; the other configurations
 #                       (dev-1-poll, uring-sync, ...) as ops/s and ratio to dev-1;
 #                       MiB/s of the workloads with a fixed block size; the
 #                       cost per operation when RAW.tsv has cost rows
@@ -77,36 +78,47 @@ NR > 1 {
 	wj = $1 "\t" $3
 	if (!(wj in seen)) { seen[wj] = 1; rows[++n] = wj }
 	ops[wj, $2] = $4; p50[wj, $2] = $5; p99[wj, $2] = $6
-	if ($2 !~ /^(tmpfs|dev-1|dev-N|uring)$/ && !($2 in known)) {
+	if ($2 == "uring-1q")
+		has1q = 1
+	else if ($2 !~ /^(tmpfs|dev-1|dev-N|uring)$/ && !($2 in known)) {
 		known[$2] = 1; other[++nother] = $2
 	}
 }
 END {
-	print "| workload | jobs | tmpfs ops/s | dev-1 ops/s | dev-N ops/s | uring ops/s | uring/dev-1 | uring/dev-N | % of tmpfs floor: dev-1 / dev-N / uring |"
-	print "|---|---:|---:|---:|---:|---:|---:|---:|---:|"
+	# uring-1q (entries on one queue only), when the runs have it
+	ops1q = has1q ? " uring-1q ops/s |" : ""
+	ratios1q = has1q ? " uring-1q/dev-N | uring-1q/uring |" : ""
+	print "| workload | jobs | tmpfs ops/s | dev-1 ops/s | dev-N ops/s | uring ops/s |" ops1q " uring/dev-1 | uring/dev-N |" ratios1q " % of tmpfs floor: dev-1 / dev-N / uring |"
+	print "|---|---:|---:|---:|---:|---:|" (has1q ? "---:|" : "") "---:|---:|" (has1q ? "---:|---:|" : "") "---:|"
 	for (i = 1; i <= n; i++) {
 		r = rows[i]; split(r, f, "\t")
 		t = ops[r, "tmpfs"]; d1 = ops[r, "dev-1"]
-		dn = ops[r, "dev-N"]; u = ops[r, "uring"]
-		printf "| %s | %s | %s | %s | %s | %s | %s | %s | %s / %s / %s |\n",
-		       f[1], f[2], fmt(t), fmt(d1), fmt(dn), fmt(u),
-		       ratio(u, d1), ratio(u, dn), pct(d1, t), pct(dn, t), pct(u, t)
+		dn = ops[r, "dev-N"]; u = ops[r, "uring"]; u1 = ops[r, "uring-1q"]
+		printf "| %s | %s | %s | %s | %s | %s |", f[1], f[2], fmt(t),
+		       fmt(d1), fmt(dn), fmt(u)
+		if (has1q)
+			printf " %s |", fmt(u1)
+		printf " %s | %s |", ratio(u, d1), ratio(u, dn)
+		if (has1q)
+			printf " %s | %s |", ratio(u1, dn), ratio(u1, u)
+		printf " %s / %s / %s |\n", pct(d1, t), pct(dn, t), pct(u, t)
 		if (d1 != "" && d1 != "NA" && d1 + 0 > 0)
-			printf "%s-j%s\t%s\t%s\t%s\n", f[1], f[2], 1,
+			printf "%s-j%s\t%s\t%s\t%s\t%s\n", f[1], f[2], 1,
 			       ratio(dn, d1) == "-" ? "0" : ratio(dn, d1),
-			       ratio(u, d1) == "-" ? "0" : ratio(u, d1) >dat
+			       ratio(u, d1) == "-" ? "0" : ratio(u, d1),
+			       ratio(u1, d1) == "-" ? "0" : ratio(u1, d1) >dat
 	}
 	print ""
 	print "Latency, median over rounds of each run'"'"'s p50 / p99, in microseconds:"
 	print ""
-	print "| workload | jobs | tmpfs | dev-1 | dev-N | uring |"
-	print "|---|---:|---:|---:|---:|---:|"
+	print "| workload | jobs | tmpfs | dev-1 | dev-N | uring |" (has1q ? " uring-1q |" : "")
+	print "|---|---:|---:|---:|---:|---:|" (has1q ? "---:|" : "")
+	ntr = split("tmpfs dev-1 dev-N uring" (has1q ? " uring-1q" : ""), tr, " ")
 	for (i = 1; i <= n; i++) {
 		r = rows[i]; split(r, f, "\t")
 		line = "| " f[1] " | " f[2] " |"
-		split("tmpfs dev-1 dev-N uring", tr, " ")
 		some = 0	# bonnie++ gives no percentiles: no row
-		for (k = 1; k <= 4; k++) {
+		for (k = 1; k <= ntr; k++) {
 			line = line " " fmt(p50[r, tr[k]]) " / " fmt(p99[r, tr[k]]) " |"
 			if (fmt(p99[r, tr[k]]) != "-")
 				some = 1
@@ -154,6 +166,8 @@ NR > 1 && kib($1) {
 	wj = $1 "\t" $3
 	if (!(wj in seen)) { seen[wj] = 1; rows[++n] = wj }
 	ops[wj, $2] = $4
+	if ($2 == "uring-1q")
+		has1q = 1
 }
 END {
 	if (!n)
@@ -161,13 +175,16 @@ END {
 	print ""
 	print "Throughput in MiB/s (ops/s x block size: 4 KiB for read4k and the fio ones, 128 KiB for read128k, 1 MiB for the seq ones):"
 	print ""
-	print "| workload | jobs | tmpfs | dev-1 | dev-N | uring |"
-	print "|---|---:|---:|---:|---:|---:|"
+	print "| workload | jobs | tmpfs | dev-1 | dev-N | uring |" (has1q ? " uring-1q |" : "")
+	print "|---|---:|---:|---:|---:|---:|" (has1q ? "---:|" : "")
 	for (i = 1; i <= n; i++) {
 		r = rows[i]; split(r, f, "\t")
-		printf "| %s | %s | %s | %s | %s | %s |\n", f[1], f[2],
+		printf "| %s | %s | %s | %s | %s | %s |", f[1], f[2],
 		       mib(ops[r, "tmpfs"], f[1]), mib(ops[r, "dev-1"], f[1]),
 		       mib(ops[r, "dev-N"], f[1]), mib(ops[r, "uring"], f[1])
+		if (has1q)
+			printf " %s |", mib(ops[r, "uring-1q"], f[1])
+		printf "\n"
 	}
 }' "$tsv" >>"$md"
 
@@ -259,6 +276,9 @@ else
 fi
 
 if command -v gnuplot >/dev/null && [ -s "$dat" ]; then
+	plot1q=
+	grep -q "$(printf '\turing-1q\t')" "$tsv" &&
+		plot1q=", '' using 5 title 'uring-1q (entries on one queue)'"
 	gnuplot <<EOF
 set terminal png size 1400,600
 set output '$png'
@@ -274,7 +294,7 @@ set grid ytics
 set key top left
 plot '$dat' using 2:xtic(1) title 'dev-1 (/dev/fuse, 1 thread)', \
      '' using 3 title 'dev-N (/dev/fuse, 1 thread per CPU)', \
-     '' using 4 title 'uring (1 queue per CPU, each on its CPU)'
+     '' using 4 title 'uring (1 queue per CPU, each on its CPU)'$plot1q
 EOF
 else
 	echo "summarize: no gnuplot or no data: $png not drawn" >&2
