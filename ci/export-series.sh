@@ -7,15 +7,16 @@ set -eu
 tree=$1 series=$(cd "$2" && pwd)
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp" "$tmp.series"' EXIT
+# Numbered subjects, [PATCH nn/mm], as git send-email posts them
 git -C "$tree" format-patch -q --no-signature --zero-commit --full-index \
-	--no-numbered --subject-prefix=PATCH -o "$tmp" debian-base..HEAD
+	--numbered --subject-prefix=PATCH -o "$tmp" debian-base..HEAD
 count=$(ls "$tmp" | wc -l)
 [ "$count" -gt 0 ] || { echo "export-series: no commits after debian-base" >&2; exit 1; }
 ls "$tmp" >"$tmp.series"
 # The cover letter: cover.txt (subject line, blank line, body) plus the
 # shortlog and diffstat of the series.
 {
-	echo "Subject: [PATCH 0/$count] $(head -n 1 "$series/cover.txt")"
+	echo "Subject: [PATCH $(printf '%0*d' ${#count} 0)/$count] $(head -n 1 "$series/cover.txt")"
 	echo
 	tail -n +3 "$series/cover.txt"
 	echo
