@@ -89,9 +89,20 @@ if ! command -v perf >/dev/null; then
 fi
 mkdir -p "$mnt"
 log "$ncpu cpus, $ops ops per run, workloads: $workloads"
+# before each run, "bench: [K/N] CONFIG WORKLOAD" (bench/boot-guest.sh adds
+# the time left)
+nworkloads=$(echo "$workloads" | wc -w)
+total_runs=$(($(echo "$transports" | wc -w) * nworkloads))
+run_no=0
 for t in $transports; do
-	start_server "$t" || { failures=$((failures + 1)); continue; }
+	start_server "$t" || {
+		failures=$((failures + 1))
+		run_no=$((run_no + nworkloads))
+		continue
+	}
 	for w in $workloads; do
+		run_no=$((run_no + 1))
+		log "[$run_no/$total_runs] $t $w"
 		# shellcheck disable=SC2086
 		$load --workload "$w" >/dev/null	# set-up, warm caches
 		if ! count "$w" || ! profile "$w" "$t"; then

@@ -11,7 +11,9 @@
 #          kernel uses for every CPU
 # runs every workload with 1 job and with one job per CPU.
 # Prints TSV rows on stdout: round workload transport jobs ops_per_s p50_us p99_us
-# (NA where a tool gives no such figure); progress and errors go to stderr.
+# (NA where a tool gives no such figure); progress and errors go to stderr,
+# among them, before each run, "bench: [K/N] round R/ROUNDS CONFIG WORKLOAD
+# jobs=J" (run K of the N planned; bench/boot-guest.sh adds the time left).
 #
 # With BENCH_COST=1 (bench/run.sh sets it under BENCH_ICOUNT=1) each run
 # goes through fuse_bench_cost, and so does, just before it (after one
@@ -126,6 +128,26 @@ run_bonnie() {	# dir
 	} END { exit !found }'
 }
 
+# Whether this guest has what workload $1 needs.
+can_run() {
+	case $1 in
+	bonnie) command -v bonnie++ >/dev/null ;;
+	fio-*) command -v fio >/dev/null && [ -d /proc/sysvipc ] ;;
+	esac
+}
+
+# Before each run: "bench: [K/N] round R/ROUNDS CONFIG WORKLOAD jobs=J".
+run_no=0
+say_progress() {	# round transport workload [jobs]
+	run_no=$((run_no + 1))
+	if [ "$cost_mode" = free ]; then
+		pass="round $1/$rounds"
+	else
+		pass="cost pass on CPU 0"
+	fi
+	log "[$run_no/$total_runs] $pass $2 $3${4:+ jobs=$4}"
+}
+
 row() {	# round workload transport jobs ops p50 p99
 	printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$@"
 }
@@ -149,9 +171,10 @@ cost_row() {	# round workload transport jobs ops BASE...
 
 run_workloads() {	# round transport dir
 	for w in $workloads; do
+		can_run "$w" || continue
 		case $w in
 		bonnie)
-			command -v bonnie++ >/dev/null || continue
+			say_progress "$1" "$2" "$w"
 			out=$(run_bonnie "$3") || {
 				log "round $1 $2 bonnie++ failed"
 				failures=$((failures + 1))
@@ -163,16 +186,9 @@ run_workloads() {	# round transport dir
 			rm -rf "$3"/Bonnie.* 2>/dev/null
 			continue
 			;;
-		fio-*)
-			command -v fio >/dev/null || continue
-			if [ ! -d /proc/sysvipc ]; then
-				log "fio needs SYSV IPC (shmget), which" \
-					"this kernel lacks: $w skipped"
-				continue
-			fi
-			;;
 		esac
 		for j in $jobs_list; do
+			say_progress "$1" "$2" "$w" "$j"
 			base=
 			if [ -n "$measure" ]; then
 				one_op=1
@@ -228,14 +244,38 @@ run_config() {	# round transport
 
 mkdir -p "$mnt"
 log "$ncpu cpus, $rounds rounds, ${secs}s per run, workloads: $workloads"
+# The plan: runs per configuration (bonnie++ one, the others one per job
+# count), in each round and, with BENCH_COST=1, in the pass on CPU 0.
+runs_per_config=0
+for w in $workloads; do
+	if ! can_run "$w"; then
+		case $w in
+		fio-*) [ -d /proc/sysvipc ] || log "fio needs SYSV IPC" \
+			"(shmget), which this kernel lacks: $w skipped" ;;
+		esac
+		continue
+	fi
+	if [ "$w" = bonnie ]; then
+		runs_per_config=$((runs_per_config + 1))
+	else
+		for j in $jobs_list; do
+			runs_per_config=$((runs_per_config + 1))
+		done
+	fi
+done
+passes=$rounds
+[ -n "$measure" ] && passes=$((rounds + 1))
+total_runs=$((passes * $(echo "$transports" | wc -w) * runs_per_config))
 r=1
 while [ "$r" -le "$rounds" ]; do
 	# rotate the order: round r starts with configuration r
 	order=$(echo $transports | awk -v r="$r" '{
 		for (i = 0; i < NF; i++) printf "%s ", $((i + r - 1) % NF + 1) }')
 	for t in $order; do
-		log "round $r/$rounds: $t"
+		# a configuration that fails skips its runs: count them
+		next_run_no=$((run_no + runs_per_config))
 		run_config "$r" "$t"
+		run_no=$next_run_no
 	done
 	r=$((r + 1))
 done
@@ -243,8 +283,9 @@ done
 if [ -n "$measure" ]; then
 	cost_mode=cpu0 taskset_cmd="taskset 1" pin=
 	for t in $transports; do
-		log "cost pass, load and server on CPU 0: $t"
+		next_run_no=$((run_no + runs_per_config))
 		run_config 1 "$t"
+		run_no=$next_run_no
 	done
 fi
 [ -w "$uring_param" ] && echo 0 >"$uring_param"

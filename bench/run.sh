@@ -2,9 +2,11 @@
 # The benchmark, start to end: install what is missing, build the benchmark
 # binaries, build the guest initramfs with them, boot the patched kernel
 # (built beforehand by "make bench-kernel", or BENCH_KERNEL) and run bench/run-in-guest.sh in it,
-# then save the raw TSV to build/bench/raw.tsv, summarise it
-# (build/bench/summary.{tsv,md,png}, cost.tsv) and print the markdown
-# tables.
+# showing its progress as it runs (bench/boot-guest.sh: run K of N, which
+# round, configuration, workload and job count, and the time left), then
+# save the raw TSV to build/bench/raw.tsv, summarise it
+# (build/bench/summary.{tsv,md,png}, cost.tsv), print the markdown tables
+# and the list of files written.
 # Usage: sh bench/run.sh   (from anywhere; paths are relative to the repo)
 # Environment:
 #   BENCH_ROUNDS, BENCH_SECONDS, BENCH_WORKLOADS, BENCH_TRANSPORTS,
@@ -66,12 +68,14 @@ sh bench/boot-guest.sh "$bzimage" "$initrd" "$out/guest-out.txt" \
 	BENCH_COST
 status=$?
 set -e
-# result rows: "ROUND\t..." and "cost\t..."
+# result rows: "ROUND\t..." and "cost\t..."; the "bench: " lines were
+# shown as the guest ran, the rest (tools' errors) is shown here
 rows="$(printf '^([0-9]+|cost)\t')"
-grep -Ev "$rows" "$out/guest-out.txt" || true
+grep -Ev "$rows" "$out/guest-out.txt" | grep -v '^bench: ' || true
 grep -E "$rows" "$out/guest-out.txt" >"$out/raw.tsv" || true
 if [ ! -s "$out/raw.tsv" ]; then
-	echo "bench: no results (guest status $status)" >&2
+	echo "bench: no results (guest status $status); see" \
+		"$out/guest-out.txt and $out/console.log" >&2
 	exit 1
 fi
 # Every table of the summary comes from this one boot: say how it ran.
@@ -80,14 +84,24 @@ if [ "${BENCH_ICOUNT:-0}" = 1 ]; then
 else
 	accel=$(sh ci/pick-accel.sh)
 fi
+rm -f "$out/summary.png"	# a picture only if gnuplot draws this one
 BENCH_ACCEL=$accel sh bench/summarize.sh "$out/raw.tsv" "$out"
 { printf 'Guest accelerator: %s\n\n' "$accel"; cat "$out/summary.md"; } >"$out/summary.md.new"
 mv "$out/summary.md.new" "$out/summary.md"
 echo
 cat "$out/summary.md"
 echo
-echo "bench: raw $out/raw.tsv, summary $out/summary.tsv, $out/summary.md, $out/summary.png"
-[ -s "$out/cost.tsv" ] && echo "bench: cost per operation $out/cost.tsv"
+echo "bench: files written:"
+for f in raw.tsv summary.tsv summary.md summary.png cost.tsv guest-out.txt \
+    console.log; do
+	if [ -s "$out/$f" ]; then echo "  $out/$f"; fi
+done
+if [ -s "$out/summary.png" ]; then
+	echo "bench: the picture to look at: $out/summary.png" \
+		"(ops/s of each configuration relative to dev-1)"
+else
+	echo "bench: no picture (gnuplot missing or no data)"
+fi
 if [ "$status" -ne 0 ]; then
 	echo "bench: the guest run failed (status $status); see above and $out/console.log" >&2
 	exit "$status"

@@ -16,6 +16,9 @@ tree=$1 series=$(cd "$2" && pwd)
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 mkdir "$tmp/patches"
+# MAINTAINERS first in each patch: checkpatch then sees the entry updated
+# before the files the patch adds
+printf 'MAINTAINERS\n*\n' >"$tmp/order"
 
 # export_range BASE TIP COVER_TXT FILE_PREFIX: the patches of BASE..TIP into
 # $tmp/patches, their names prefixed with FILE_PREFIX (00 or 01) in place of
@@ -24,7 +27,8 @@ export_range() {
 	base=$1 tip=$2 cover=$3 prefix=$4
 	rm -rf "$tmp/out"
 	git -C "$tree" format-patch -q --no-signature --zero-commit --full-index \
-		--numbered --subject-prefix=PATCH -o "$tmp/out" "$base..$tip"
+		--numbered --subject-prefix=PATCH -O"$tmp/order" -o "$tmp/out" \
+		"$base..$tip"
 	count=$(ls "$tmp/out" | wc -l)
 	if [ "$count" -eq 0 ]; then
 		echo "export-series: no commits in $base..$tip" >&2
@@ -47,6 +51,23 @@ export_range() {
 	} >"$tmp/patches/${prefix}00-cover-letter.patch"
 }
 
+# A rebase leaves the tag on the old commit: follow it to the commit of
+# HEAD's history with the same subject.
+if git -C "$tree" rev-parse -q --verify series-2-base >/dev/null &&
+    ! git -C "$tree" merge-base --is-ancestor series-2-base HEAD; then
+	subject=$(git -C "$tree" log -1 --format=%s series-2-base)
+	tab=$(printf '\t')
+	moved=$(git -C "$tree" log --format="%H$tab%s" debian-base..HEAD |
+		while IFS="$tab" read -r hash s; do
+			[ "$s" = "$subject" ] && echo "$hash"
+		done | head -n 1)
+	if [ -z "$moved" ]; then
+		echo "export-series: series-2-base ($subject) is not in HEAD's history" >&2
+		exit 1
+	fi
+	git -C "$tree" tag -f series-2-base "$moved" >/dev/null
+	echo "export-series: series-2-base moved to $(git -C "$tree" log -1 --format='%h %s' "$moved")"
+fi
 if git -C "$tree" rev-parse -q --verify series-2-base >/dev/null; then
 	export_range debian-base series-2-base "$series/cover.txt" 00
 	echo "# series 2: on top of the first; cover letter 0100-cover-letter.patch" >>"$tmp/list"

@@ -6,7 +6,9 @@
 # Environment: QEMU_ACCEL (default: ci/pick-accel.sh, KVM where the CPU has
 # vmx/svm, TCG otherwise), GUEST_SMP (2),
 # GUEST_MEM (2G), GUEST_TIMEOUT seconds (600), GUEST_LOG (console log path),
-# QEMU_EXTRA_ARGS (more QEMU options, split on spaces, e.g. -icount ...).
+# QEMU_EXTRA_ARGS (more QEMU options, split on spaces, e.g. -icount ...),
+# GUEST_OUT (file the command's output goes to as the guest runs, with the
+# serial line's \r\n; default a temporary file).
 set -eu
 kernel=$1 base=$2 cmd=$3
 shift 3
@@ -17,6 +19,7 @@ log=${GUEST_LOG:-$work/console.log}
 accel=$(sh "$here/pick-accel.sh")
 echo "run-guest: accelerator $accel" >&2
 limit=${GUEST_TIMEOUT:-600}
+out=${GUEST_OUT:-$work/out}
 
 mkdir "$work/cmd"
 printf '%s\n' "$cmd" >"$work/cmd/cmd"
@@ -29,10 +32,10 @@ timeout -k 10 "$limit" qemu-system-x86_64 \
 	-kernel "$kernel" -initrd "$work/initrd" \
 	-append "console=ttyS0 panic=-1 oops=panic kasan.fault=report loglevel=4 kmemleak=on" \
 	-display none -no-reboot -monitor none \
-	-serial "file:$log" -serial "file:$work/out" ${QEMU_EXTRA_ARGS:-} </dev/null
+	-serial "file:$log" -serial "file:$out" ${QEMU_EXTRA_ARGS:-} </dev/null
 qemu=$?
 set -e
-cat "$work/out" 2>/dev/null | tr -d '\r'
+cat "$out" 2>/dev/null | tr -d '\r'
 
 if [ "$qemu" -eq 124 ] || [ "$qemu" -eq 137 ]; then
 	echo "run-guest: guest did not finish within ${limit}s; last console lines:" >&2

@@ -1,6 +1,7 @@
 #!/bin/sh
 # Check that applying series/ to the pristine source gives exactly the tree
-# of TREE's HEAD (so nothing is left only in the build folder).
+# of TREE's HEAD (so nothing is left only in the build folder), and that the
+# MAINTAINERS entry the series adds is MAINTAINERS.snippet.
 # Usage: ci/verify-series.sh TREE SERIES_DIR
 set -eu
 tree=$(cd "$1" && pwd) series=$(cd "$2" && pwd)
@@ -19,4 +20,11 @@ if [ "$want" != "$got" ]; then
 	git -C "$tree" diff --stat "$got" "$want" >&2
 	exit 1
 fi
-echo "verify-series: series/ reproduces $tree"
+entry=$(git -C "$tree" show HEAD:MAINTAINERS |
+	sed -n '/^FUSE OVER IO_URING$/,/^$/p' | sed '/^$/d')
+if [ "$entry" != "$(cat "$series/../MAINTAINERS.snippet")" ]; then
+	echo "verify-series: the MAINTAINERS entry differs from MAINTAINERS.snippet:" >&2
+	echo "$entry" | diff "$series/../MAINTAINERS.snippet" - >&2
+	exit 1
+fi
+echo "verify-series: series/ reproduces $tree; MAINTAINERS entry = MAINTAINERS.snippet"
