@@ -20,7 +20,7 @@ export CCACHE_MAXSIZE ?= 10G
 export CCACHE_BASEDIR := $(CURDIR)
 export CCACHE_NOHASHDIR := 1
 
-.PHONY: check check-kcsan run profile guest deps tree tree-rebuild series \
+.PHONY: check check-kcsan check-patches run profile guest deps tree tree-rebuild series \
 	verify-series kernel bench-kernel kcsan-kernel selftests initramfs \
 	kunit kunit-x86
 
@@ -33,6 +33,11 @@ check:
 # it builds a whole kernel more.
 check-kcsan: kcsan-kernel initramfs
 	sh ci/check-kcsan.sh $(KCSAN_OBJ)/arch/x86/boot/bzImage $(INITRAMFS)
+
+# Each patch of series/ on its own: builds with W=1 and sparse, with the
+# io_uring transport on and off, and what checkpatch --strict says of it.
+check-patches: tree
+	sh ci/check-patches.sh $(TREE) series $(BUILD)/obj-patches
 
 # The main job: boot the patched kernel and compare the transports on the
 # same workloads in one boot (bench/README.md). The benchmark kernel is the
