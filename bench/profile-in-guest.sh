@@ -4,12 +4,17 @@
 # configuration and workload, 1 job and a fixed number of operations:
 #   - perf stat of the whole guest (-a): context switches and CPU
 #     migrations per operation, and the load tool's time per operation;
+#   - for the ring, the fuse_uring_* trace events of the same run (if the
+#     kernel has them): which CPU issued each request, which queue took it
+#     and on which CPU the server got it;
 #   - perf record of the whole guest (-a, cpu-clock, call graphs off):
 #     the share of each task and of each kernel or user function, as text,
 #     and from it the CPU time per operation of the load tool and of the
 #     server (sampled: a few % of noise, and perf's own work perturbs it).
 # One TSV row per run sums it up:
 #   cost workload transport ops us_per_op load_us server_us cs mig
+# and one per ring run from the trace events:
+#   queues workload transport requests own_queue_pct same_cpu_pct
 # With QEMU's -icount (bench/profile.sh's default) guest time counts
 # instructions, so these times are instruction counts (1 ns each).
 #
@@ -55,6 +60,67 @@ count() {	# workload
 	lat=$(awk -v r="$2" 'BEGIN { printf "%.1f", 1e6 / r }')
 	cs=$(awk -v n="$1" -v c="$3" 'BEGIN { printf "%.2f", c / n }')
 	mig=$(awk -v n="$1" -v m="$4" 'BEGIN { printf "%.3f", m / n }')
+}
+
+# The ring's request life from its trace events, during one more run:
+# prints requests by issuing CPU and queue, and by queue and the CPU the
+# server took them on; sets reqs, ownq (% on the issuing CPU's own queue)
+# and samecpu (% taken by the server on the issuing CPU). Returns 1 if the
+# kernel has no such events.
+tracefs=/sys/kernel/tracing
+trace_events() {	# 0|1
+	for e in fuse_uring_queue_req fuse_uring_send_req; do
+		echo "$1" >"$tracefs/events/fuse/$e/enable" || return 1
+	done
+}
+
+queues() {	# workload transport
+	[ -d "$tracefs/events" ] ||
+		mount -t tracefs tracefs "$tracefs" 2>/dev/null
+	[ -e "$tracefs/events/fuse/fuse_uring_queue_req" ] || return 1
+	echo 8192 >"$tracefs/buffer_size_kb"
+	: >"$tracefs/trace"
+	trace_events 1 || return 1
+	# shellcheck disable=SC2086
+	$load --workload "$1" >/dev/null
+	trace_events 0
+	rm -f /tmp/queues.txt
+	# "task-pid [cpu] flags time: event: connection C req U ... queue Q"
+	set -- $(awk -v table=/tmp/queues.txt '
+		{ ev = ""; cpu = -1
+		  for (i = 1; i <= NF; i++) {
+			if (cpu < 0 && $i ~ /^\[[0-9]+\]$/)
+				cpu = substr($i, 2, length($i) - 2) + 0
+			if ($i ~ /^fuse_uring_(queue|send)_req:$/)
+				ev = $i
+			if ($i == "req")
+				u = $(i + 1)
+			if ($i == "queue")
+				q = $(i + 1)
+		  }
+		  if (ev == "fuse_uring_queue_req:") {
+			from[u] = cpu
+			by["cpu " cpu " -> queue " q]++
+		  } else if (ev != "" && (u in from)) {
+			n++
+			by["queue " q " -> server on cpu " cpu]++
+			own += from[u] == q
+			same += from[u] == cpu
+			delete from[u]
+		  }
+		}
+		END {
+			for (k in by)
+				printf "   %s: %d\n", k, by[k] | "sort > " table
+			if (n == 0)
+				n = -1
+			printf "%d %.1f %.1f\n", n, 100 * own / n, 100 * same / n
+		}' "$tracefs/trace") "$1" "$2"
+	reqs=$1 ownq=$2 samecpu=$3
+	: >"$tracefs/trace"
+	echo "== $5 $4: requests by issuing CPU -> queue, queue -> server's CPU"
+	cat /tmp/queues.txt
+	[ "$reqs" -gt 0 ]
 }
 
 # perf record of the whole guest; prints the reports, sets lcpu and scpu:
@@ -112,6 +178,16 @@ for t in $transports; do
 		fi
 		printf 'cost\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$w" "$t" \
 			"$ops" "$lat" "$lcpu" "$scpu" "$cs" "$mig"
+		case $t in
+		uring*)
+			if queues "$w" "$t"; then
+				printf 'queues\t%s\t%s\t%s\t%s\t%s\n' "$w" \
+					"$t" "$reqs" "$ownq" "$samecpu"
+			else
+				log "$t $w: no fuse_uring_* trace events"
+			fi
+			;;
+		esac
 	done
 	stop_server
 done

@@ -5,7 +5,9 @@
 # instructions, and run bench/profile-in-guest.sh there. Writes
 # $BENCH_OUT/profile.txt (build/bench-profile) and prints the cost rows:
 # per operation, guest time, CPU time (load tool, server), context
-# switches and CPU migrations.
+# switches and CPU migrations; and for the ring, from its trace events,
+# the share of requests taken by the issuing CPU's own queue and by a
+# server thread on the issuing CPU.
 # Usage: sh bench/profile.sh   (make profile)
 # Environment: BENCH_TRANSPORTS, BENCH_WORKLOADS, BENCH_OPS, BENCH_DEPTH,
 #   BENCH_PIN, BENCH_POLL_US, BENCH_PERF_HZ: passed to profile-in-guest.sh;
@@ -43,5 +45,9 @@ status=$?
 set -e
 printf 'workload\ttransport\tops\tus_per_op\tload_us\tserver_us\tcs_per_op\tmig_per_op\n'
 grep "$(printf '^cost\t')" "$out/profile.txt" | cut -f2- || true
+echo
+echo "requests over the ring, from the fuse_uring_* trace events:"
+printf 'workload\ttransport\trequests\town_queue_pct\tserved_on_issuing_cpu_pct\n'
+grep "$(printf '^queues\t')" "$out/profile.txt" | cut -f2- || true
 echo "profile: $out/profile.txt (perf report per configuration)"
 exit "$status"
