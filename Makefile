@@ -20,7 +20,7 @@ export CCACHE_MAXSIZE ?= 10G
 export CCACHE_BASEDIR := $(CURDIR)
 export CCACHE_NOHASHDIR := 1
 
-.PHONY: check check-kcsan check-patches run profile guest deps tree tree-rebuild series \
+.PHONY: check check-kcsan check-flakes check-patches run profile guest deps tree tree-rebuild series \
 	verify-series kernel bench-kernel kcsan-kernel selftests initramfs \
 	kunit kunit-x86
 
@@ -33,6 +33,10 @@ check:
 # it builds a whole kernel more.
 check-kcsan: kcsan-kernel initramfs
 	sh ci/check-kcsan.sh $(KCSAN_OBJ)/arch/x86/boot/bzImage $(INITRAMFS)
+
+# The race and stress kselftests, 20 times each in one guest boot (ci/check-flakes.sh).
+check-flakes: kernel initramfs
+	sh ci/check-flakes.sh $(BZIMAGE) $(INITRAMFS)
 
 # Each patch of series/ on its own: builds with W=1 and sparse, with the
 # io_uring transport on and off, and what checkpatch --strict says of it.
@@ -75,7 +79,8 @@ verify-series:
 	sh ci/verify-series.sh $(TREE) series
 
 kernel: tree
-	sh ci/build-guest.sh $(TREE) $(GUEST_OBJ) selftests/guest.config selftests/debug.config
+	sh ci/build-guest.sh $(TREE) $(GUEST_OBJ) selftests/guest.config selftests/debug.config \
+		selftests/module.config
 
 bench-kernel: tree
 	sh ci/build-guest.sh $(TREE) $(BENCH_OBJ) selftests/guest.config

@@ -2,6 +2,8 @@
 # Boot the guest kernel with the base initramfs plus extra archives, run a
 # shell command in it, print the command's output and exit with its status.
 # The console log is scanned for kernel reports; any report fails the run.
+# A kernel built with modules (ci/build-guest.sh) gets its modules.cpio.gz,
+# found beside its objects, appended too.
 # Usage: ci/run-guest.sh BZIMAGE BASE.cpio.gz 'CMD' [EXTRA.cpio.gz...]
 # Environment: QEMU_ACCEL (default: ci/pick-accel.sh, KVM where the CPU has
 # vmx/svm, TCG otherwise), GUEST_SMP (2),
@@ -24,7 +26,10 @@ out=${GUEST_OUT:-$work/out}
 mkdir "$work/cmd"
 printf '%s\n' "$cmd" >"$work/cmd/cmd"
 (cd "$work/cmd" && echo cmd | cpio -o -H newc --quiet) | gzip -1 >"$work/cmd.cpio.gz"
-cat "$base" "$@" "$work/cmd.cpio.gz" >"$work/initrd"
+# BZIMAGE is OBJDIR/arch/x86/boot/bzImage
+modules=$(dirname "$(dirname "$(dirname "$(dirname "$kernel")")")")/modules.cpio.gz
+[ -f "$modules" ] || modules=
+cat "$base" "$@" $modules "$work/cmd.cpio.gz" >"$work/initrd"
 
 set +e
 timeout -k 10 "$limit" qemu-system-x86_64 \
