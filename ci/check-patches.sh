@@ -6,8 +6,9 @@
 # trace events too) and off (ci/patches-off.config), each with FUSE built
 # in and as a module (ci/patches-module.config: fuse.ko is linked against
 # a vmlinux built once, so that modpost checks every symbol it uses is
-# exported); a warning about fs/fuse fails the patch. Then run checkpatch --strict on it and print
-# what it reports, which the cover letters account for.
+# exported); a warning about fs/fuse fails the patch. Then run checkpatch
+# --strict on it and print what it reports, which the cover letters
+# account for.
 # Usage: ci/check-patches.sh TREE SERIES_DIR OBJ_PREFIX
 set -eu
 tree=$(cd "$1" && pwd) series=$(cd "$2" && pwd)
