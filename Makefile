@@ -20,7 +20,7 @@ export CCACHE_MAXSIZE ?= 10G
 export CCACHE_BASEDIR := $(CURDIR)
 export CCACHE_NOHASHDIR := 1
 
-.PHONY: check check-kcsan check-flakes check-patches run profile guest deps tree tree-rebuild series \
+.PHONY: check check-kcsan check-flakes check-patches run run-latency profile guest deps tree tree-rebuild series \
 	verify-series kernel bench-kernel kcsan-kernel selftests initramfs \
 	kunit kunit-x86
 
@@ -44,11 +44,21 @@ check-patches: tree
 	sh ci/check-patches.sh $(TREE) series $(BUILD)/obj-patches
 
 # The main job: boot the patched kernel and compare the transports on the
-# same workloads in one boot (bench/README.md). The benchmark kernel is the
-# test kernel without its debug options.
+# same workloads in one boot (bench/README.md), then the backend latency
+# family (run-latency). The benchmark kernel is the test kernel without its
+# debug options.
 run: bench-kernel initramfs
 	BENCH_KERNEL=$(BENCH_OBJ)/arch/x86/boot/bzImage \
 	BENCH_UAPI_INCLUDE=$(CURDIR)/$(KSFT_OBJ)/usr/include sh bench/run.sh
+	BENCH_KERNEL=$(BENCH_OBJ)/arch/x86/boot/bzImage \
+	BENCH_UAPI_INCLUDE=$(CURDIR)/$(KSFT_OBJ)/usr/include sh bench/run-latency.sh
+
+# The backend latency family: a server that waits 200 us per request, the
+# workloads where one caller has many requests in flight, one -icount boot
+# with 2 guest CPUs and one with 4 (bench/run-latency.sh).
+run-latency: bench-kernel initramfs
+	BENCH_KERNEL=$(BENCH_OBJ)/arch/x86/boot/bzImage \
+	BENCH_UAPI_INCLUDE=$(CURDIR)/$(KSFT_OBJ)/usr/include sh bench/run-latency.sh
 
 # Where the guest's CPU time goes per transport: perf in the guest, under
 # -icount (bench/profile.sh).

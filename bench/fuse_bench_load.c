@@ -30,6 +30,11 @@
  *             D/seqwrite/tJ (64 MiB / jobs each), opened with O_TRUNC at
  *             the start of each pass: the file grows from empty every
  *             pass. The files are removed after the run.
+ *   seqwrite-1m-fsync
+ *             seqwrite-1m with an fsync() after every 8 MiB, in the write
+ *             that ends them: with the server's writeback cache, what the
+ *             writes left dirty goes to the server as background WRITEs,
+ *             side by side, and the fsync waits for them.
  * The reopen between passes is outside the timed call (not in the
  * latencies) but inside the run (ops/s).
  *
@@ -58,10 +63,12 @@
 
 #define SEQ_BS		(1024 * 1024)
 #define SEQ_WRITE_DIR	"seqwrite"
+#define FSYNC_EVERY	(8 << 20)
 
 enum workload {
 	W_STAT, W_READ4K, W_READ128K, W_CREATE,
 	W_SEQREAD, W_SEQREAD_DIRECT, W_SEQWRITE, W_SEQWRITE_DIRECT,
+	W_SEQWRITE_FSYNC,
 };
 
 static const char *const wl_names[] = {
@@ -73,6 +80,7 @@ static const char *const wl_names[] = {
 	[W_SEQREAD_DIRECT] = "seqread-1m-direct",
 	[W_SEQWRITE] = "seqwrite-1m",
 	[W_SEQWRITE_DIRECT] = "seqwrite-1m-direct",
+	[W_SEQWRITE_FSYNC] = "seqwrite-1m-fsync",
 };
 
 static bool wl_is_seq(enum workload w)
@@ -82,7 +90,8 @@ static bool wl_is_seq(enum workload w)
 
 static bool wl_is_write(enum workload w)
 {
-	return w == W_SEQWRITE || w == W_SEQWRITE_DIRECT;
+	return w == W_SEQWRITE || w == W_SEQWRITE_DIRECT ||
+	       w == W_SEQWRITE_FSYNC;
 }
 
 static bool wl_is_direct(enum workload w)
@@ -308,6 +317,7 @@ static void *job_fn(void *arg)
 		case W_SEQREAD_DIRECT:
 		case W_SEQWRITE:
 		case W_SEQWRITE_DIRECT:
+		case W_SEQWRITE_FSYNC:
 			if (pos + bs > seq_end) {	/* a new pass */
 				close(fd);
 				fd = open_seq(j->idx);
@@ -320,6 +330,9 @@ static void *job_fn(void *arg)
 				ret = pread(fd, buf, bs, pos) == (ssize_t)bs;
 			ret = ret ? 0 : -1;
 			pos += bs;
+			if (!ret && opt.wl == W_SEQWRITE_FSYNC &&
+			    (pos - seq_start) % FSYNC_EVERY == 0)
+				ret = fsync(fd);
 			break;
 		case W_CREATE: {
 			int cfd;
@@ -369,7 +382,8 @@ static void usage(void)
 {
 	fprintf(stderr,
 		"usage: fuse_bench_load --workload stat|read4k|read128k|create|\n"
-		"       seqread-1m|seqread-1m-direct|seqwrite-1m|seqwrite-1m-direct\n"
+		"       seqread-1m|seqread-1m-direct|seqwrite-1m|seqwrite-1m-direct|\n"
+		"       seqwrite-1m-fsync\n"
 		"       --dir D [--jobs J] [--seconds S] [--max-ops N] [--pin]\n"
 		"       [--nfiles N]\n");
 	exit(2);
@@ -448,6 +462,7 @@ int main(int argc, char **argv)
 		break;
 	case W_SEQWRITE:
 	case W_SEQWRITE_DIRECT:
+	case W_SEQWRITE_FSYNC:
 		setup_dir(SEQ_WRITE_DIR);
 		break;
 	}

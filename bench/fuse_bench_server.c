@@ -6,7 +6,8 @@
  *
  * Usage: fuse_bench_server [--transport dev|uring] [--threads N] [--depth D]
  *                          [--queues Q] [--pin] [--trace] [--entry-timeout S]
- *                          [--attr-timeout S] MOUNTPOINT
+ *                          [--attr-timeout S] [--latency-us N]
+ *                          [--async-dio] [--writeback] MOUNTPOINT
  *
  * The file system: a hash of (parent ino, name) -> inode, regular files and
  * directories, file data in memory. Entries are cached by the kernel for
@@ -31,6 +32,12 @@
  *          registered. If the kernel does not offer FUSE_OVER_IO_URING in
  *          INIT, the server says so and serves /dev/fuse with one thread per
  *          CPU instead.
+ *
+ * A backend: --latency-us N makes the thread serving a request sleep N us
+ * before it answers it (not FORGET, INTERRUPT or DESTROY), as a file system
+ * waiting on a disk or a network would. --async-dio and --writeback accept
+ * the kernel's FUSE_ASYNC_DIO (libfuse's default: an O_DIRECT read or write
+ * is sent as several requests at once) and FUSE_WRITEBACK_CACHE.
  *
  * Exits when the file system is unmounted (read() fails with ENODEV, ring
  * commands complete with -ENOTCONN) or on SIGTERM/SIGINT (it then unmounts
@@ -85,6 +92,9 @@ static struct {
 	int queues;
 	bool pin;
 	bool trace;
+	bool async_dio;
+	bool writeback;
+	long latency_us;
 	uint64_t entry_timeout;
 	uint64_t attr_timeout;
 	const char *mountpoint;
@@ -836,10 +846,38 @@ static int handle_op(struct req *r)
 	}
 }
 
+/*
+ * --latency-us: what a disk or network behind the file system costs. The
+ * serving thread sleeps (a sleep, not a spin: under -icount the guest's
+ * clock skips idle time, so sleeps that overlap show as parallelism) before
+ * it answers a request that would reach the backend, as a blocking server
+ * (libfuse's threads, /dev/fuse or ring) does.
+ */
+static void backend_wait(uint32_t opcode)
+{
+	struct timespec ts;
+
+	switch (opcode) {
+	case FUSE_FORGET:
+	case FUSE_BATCH_FORGET:
+	case FUSE_INTERRUPT:
+	case FUSE_DESTROY:
+		return;		/* no reply or no backend work */
+	}
+	ts.tv_sec = opt.latency_us / 1000000;
+	ts.tv_nsec = (opt.latency_us % 1000000) * 1000;
+	while (clock_nanosleep(CLOCK_MONOTONIC, 0, &ts, &ts) == EINTR)
+		;
+}
+
 /* Serve one request; with --trace, log it and its result to stderr */
 static int handle(struct req *r)
 {
-	int res = handle_op(r);
+	int res;
+
+	if (opt.latency_us)
+		backend_wait(r->in->opcode);
+	res = handle_op(r);
 
 	if (opt.trace)
 		msg("unique %llu opcode %u nodeid %llu: %d",
@@ -1286,6 +1324,11 @@ static bool do_init(void)
 	rep.io.flags = offered & (FUSE_ASYNC_READ | FUSE_BIG_WRITES |
 				  FUSE_PARALLEL_DIROPS | FUSE_MAX_PAGES |
 				  FUSE_INIT_EXT);
+	/* libfuse turns FUSE_ASYNC_DIO on by default; we do on request */
+	if (opt.async_dio)
+		rep.io.flags |= offered & FUSE_ASYNC_DIO;
+	if (opt.writeback)
+		rep.io.flags |= offered & FUSE_WRITEBACK_CACHE;
 	rep.io.max_background = 64;
 	rep.io.congestion_threshold = 48;
 	rep.io.max_write = MAX_WRITE;
@@ -1316,7 +1359,8 @@ static void usage(void)
 	fprintf(stderr,
 		"usage: %s [--transport dev|uring] [--threads N] [--depth D]\n"
 		"       [--queues Q] [--pin] [--trace] [--entry-timeout S]\n"
-		"       [--attr-timeout S] MOUNTPOINT\n",
+		"       [--attr-timeout S] [--latency-us N] [--async-dio]\n"
+		"       [--writeback] MOUNTPOINT\n",
 		prog);
 	exit(2);
 }
@@ -1332,12 +1376,15 @@ static void parse_args(int argc, char **argv)
 		{ "trace", no_argument, NULL, 'T' },
 		{ "entry-timeout", required_argument, NULL, 'e' },
 		{ "attr-timeout", required_argument, NULL, 'a' },
+		{ "latency-us", required_argument, NULL, 'l' },
+		{ "async-dio", no_argument, NULL, 'A' },
+		{ "writeback", no_argument, NULL, 'W' },
 		{ "help", no_argument, NULL, 'h' },
 		{ }
 	};
 	int c;
 
-	while ((c = getopt_long(argc, argv, "t:n:d:q:pTe:a:h", lo, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "t:n:d:q:pTe:a:l:AWh", lo, NULL)) != -1) {
 		switch (c) {
 		case 't':
 			if (!strcmp(optarg, "uring"))
@@ -1366,12 +1413,21 @@ static void parse_args(int argc, char **argv)
 		case 'a':
 			opt.attr_timeout = strtoull(optarg, NULL, 10);
 			break;
+		case 'l':
+			opt.latency_us = atol(optarg);
+			break;
+		case 'A':
+			opt.async_dio = true;
+			break;
+		case 'W':
+			opt.writeback = true;
+			break;
 		default:
 			usage();
 		}
 	}
 	if (optind != argc - 1 || opt.threads < 1 || opt.depth < 1 ||
-	    opt.depth > 64 || opt.queues < 0)
+	    opt.depth > 64 || opt.queues < 0 || opt.latency_us < 0)
 		usage();
 	opt.mountpoint = argv[optind];
 }

@@ -1,7 +1,8 @@
 # Sourced by bench/run-in-guest.sh and bench/profile-in-guest.sh (busybox
 # sh): start and stop one benchmark configuration's FUSE server on $mnt.
 # The caller sets B (the bench folder), ncpu, depth, poll, pin, mnt and
-# slog, and may set taskset_cmd ("taskset 1": the server starts on CPU 0
+# slog, and may set backend (more fuse_bench_server options: the backend
+# latency family's --latency-us, --async-dio, --writeback) and taskset_cmd ("taskset 1": the server starts on CPU 0
 # and stays there, its own --pin dropped); start_server sets spid,
 # stop_server clears it.
 poll_param=/sys/module/fuse/parameters/dev_poll_us
@@ -65,7 +66,8 @@ start_server() {
 	[ -n "${taskset_cmd:-}" ] && args=${args% --pin}
 	: >"$slog"
 	# shellcheck disable=SC2086
-	${taskset_cmd:-} "$B/fuse_bench_server" $args $pin "$mnt" 2>>"$slog" &
+	${taskset_cmd:-} "$B/fuse_bench_server" $args $pin ${backend:-} \
+		"$mnt" 2>>"$slog" &
 	spid=$!
 	# ready: mounted and INIT answered (the server then says "serving")
 	if ! wait_for 200 '(is_mounted && grep -q serving "$slog") ||

@@ -41,7 +41,11 @@
 # queue threads left to the scheduler), BENCH_PIN (0; 1 pins the /dev/fuse
 # server's threads and the load threads to CPUs as well), BENCH_DEPTH ring
 # entries per queue (2), BENCH_BONNIE_FILES (bonnie++ -n argument,
-# 30:1:1:10), BENCH_COST (0).
+# 30:1:1:10), BENCH_COST (0), and the backend the server simulates
+# (bench/run-latency.sh): BENCH_LATENCY_US (0; every request but FORGET
+# and INTERRUPT waits that long in the thread serving it), BENCH_ASYNC_DIO
+# and BENCH_WRITEBACK (0; 1 accepts FUSE_ASYNC_DIO, FUSE_WRITEBACK_CACHE).
+# fio-libaio-qd16 is fio-qd16 with the libaio engine (needs CONFIG_AIO).
 set -u
 B=$(cd "$(dirname "$0")" && pwd)
 rounds=${BENCH_ROUNDS:-3}
@@ -52,6 +56,10 @@ transports=${BENCH_TRANSPORTS:-tmpfs dev-1 dev-N uring uring-1q}
 depth=${BENCH_DEPTH:-2}
 poll=${BENCH_POLL_US:-50}
 bonnie_files=${BENCH_BONNIE_FILES:-30:1:1:10}
+backend=
+[ "${BENCH_LATENCY_US:-0}" != 0 ] && backend="--latency-us $BENCH_LATENCY_US"
+[ "${BENCH_ASYNC_DIO:-0}" = 1 ] && backend="$backend --async-dio"
+[ "${BENCH_WRITEBACK:-0}" = 1 ] && backend="$backend --writeback"
 pin=
 [ "${BENCH_PIN:-0}" = 1 ] && pin=--pin
 ncpu=$(nproc)
@@ -81,7 +89,7 @@ run_load() {	# workload dir jobs
 
 # fio's 4 KiB O_DIRECT random reads; fio reads the load tool's data64m
 # when read4k or seqread-1m made it already, else it lays the file out
-# itself. The guest kernel has io_uring but no CONFIG_AIO (no libaio).
+# itself.
 # shellcheck disable=SC2086
 run_fio() {	# dir jobs ioengine iodepth
 	if [ -n "$one_op" ]; then
@@ -109,6 +117,7 @@ run_one() {	# workload dir jobs
 	case $1 in
 	fio-randread4k) run_fio "$2" "$3" psync 1 ;;
 	fio-qd16) run_fio "$2" "$3" io_uring 16 ;;
+	fio-libaio-qd16) run_fio "$2" "$3" libaio 16 ;;
 	*) run_load "$@" ;;
 	esac
 }
@@ -132,6 +141,8 @@ run_bonnie() {	# dir
 can_run() {
 	case $1 in
 	bonnie) command -v bonnie++ >/dev/null ;;
+	fio-libaio-*) command -v fio >/dev/null && [ -d /proc/sysvipc ] &&
+		[ -e /proc/sys/fs/aio-max-nr ] ;;
 	fio-*) command -v fio >/dev/null && [ -d /proc/sysvipc ] ;;
 	esac
 }
@@ -243,7 +254,7 @@ run_config() {	# round transport
 }
 
 mkdir -p "$mnt"
-log "$ncpu cpus, $rounds rounds, ${secs}s per run, workloads: $workloads"
+log "$ncpu cpus, $rounds rounds, ${secs}s per run, workloads: $workloads${backend:+, server$backend}"
 # The plan: runs per configuration (bonnie++ one, the others one per job
 # count), in each round and, with BENCH_COST=1, in the pass on CPU 0.
 runs_per_config=0
@@ -252,6 +263,10 @@ for w in $workloads; do
 		case $w in
 		fio-*) [ -d /proc/sysvipc ] || log "fio needs SYSV IPC" \
 			"(shmget), which this kernel lacks: $w skipped" ;;
+		esac
+		case $w in
+		fio-libaio-*) [ -e /proc/sys/fs/aio-max-nr ] ||
+			log "no CONFIG_AIO in this kernel: $w skipped" ;;
 		esac
 		continue
 	fi

@@ -10,7 +10,8 @@
 # Usage: sh bench/run.sh   (from anywhere; paths are relative to the repo)
 # Environment:
 #   BENCH_ROUNDS, BENCH_SECONDS, BENCH_WORKLOADS, BENCH_TRANSPORTS,
-#   BENCH_PIN, BENCH_DEPTH, BENCH_BONNIE_FILES, BENCH_POLL_US, BENCH_COST:
+#   BENCH_PIN, BENCH_DEPTH, BENCH_BONNIE_FILES, BENCH_POLL_US, BENCH_COST,
+#   BENCH_LATENCY_US, BENCH_ASYNC_DIO, BENCH_WRITEBACK:
 #     passed to run-in-guest.sh
 #   BENCH_ICOUNT=1: deterministic guest clock (-icount shift=0,sleep=off,
 #     single-threaded TCG: one virtual ns per guest instruction, so host
@@ -65,7 +66,7 @@ set +e
 sh bench/boot-guest.sh "$bzimage" "$initrd" "$out/guest-out.txt" \
 	run-in-guest.sh BENCH_ROUNDS BENCH_SECONDS BENCH_WORKLOADS \
 	BENCH_TRANSPORTS BENCH_PIN BENCH_DEPTH BENCH_BONNIE_FILES BENCH_POLL_US \
-	BENCH_COST
+	BENCH_COST BENCH_LATENCY_US BENCH_ASYNC_DIO BENCH_WRITEBACK
 status=$?
 set -e
 # result rows: "ROUND\t..." and "cost\t..."; the "bench: " lines were
