@@ -254,7 +254,7 @@ run_config() {	# round transport
 }
 
 mkdir -p "$mnt"
-log "$ncpu cpus, $rounds rounds, ${secs}s per run, workloads: $workloads${backend:+, server$backend}"
+log "$ncpu cpus, $rounds rounds, ${secs}s per run, workloads: $workloads${backend:+, server:$backend}"
 # The plan: runs per configuration (bonnie++ one, the others one per job
 # count), in each round and, with BENCH_COST=1, in the pass on CPU 0.
 runs_per_config=0

@@ -11,8 +11,8 @@
 # sleeps, so sleeps that overlap show as parallelism and the figures do not
 # depend on the host's load.
 # Usage: sh bench/run-latency.sh   (make run-latency)
-# Output: build/bench-latency/smpN/ (BENCH_OUT of bench/run.sh), with
-# summary.md per boot.
+# Output: LATENCY_OUT/smpN/ (BENCH_OUT of bench/run.sh; LATENCY_OUT is
+# build/bench-latency), with summary.md per boot.
 # Environment: LATENCY_SMP, BENCH_LATENCY_US, BENCH_WORKLOADS,
 # BENCH_TRANSPORTS (dev-1 dev-N uring uring-1q), BENCH_SECONDS (1),
 # BENCH_KERNEL: as for bench/run.sh.
@@ -22,7 +22,7 @@ status=0
 for smp in ${LATENCY_SMP:-2 4}; do
 	echo "bench: backend latency family, $smp guest CPUs"
 	BENCH_ICOUNT=1 BENCH_COST=${BENCH_COST:-0} GUEST_SMP=$smp \
-	BENCH_OUT=build/bench-latency/smp$smp \
+	BENCH_OUT=${LATENCY_OUT:-build/bench-latency}/smp$smp \
 	BENCH_LATENCY_US=${BENCH_LATENCY_US:-200} BENCH_ASYNC_DIO=1 \
 	BENCH_WRITEBACK=1 \
 	BENCH_WORKLOADS=${BENCH_WORKLOADS:-seqread-1m seqread-1m-direct \
