@@ -10,7 +10,12 @@
 # --strict on it and print what it reports, which the cover letters
 # account for.
 # Usage: ci/check-patches.sh TREE SERIES_DIR OBJ_PREFIX
+# Environment: CHECK_PATCHES_FROM=N applies patches 1 to N-1 without
+# building or checking them, to check again from patch N on after a fix;
+# CHECK_PATCHES_TO=N stops after patch N (patches count from 1 in the
+# order of series/series, both series together).
 set -eu
+from=${CHECK_PATCHES_FROM:-1} to=${CHECK_PATCHES_TO:-}
 tree=$(cd "$1" && pwd) series=$(cd "$2" && pwd)
 objs=
 for kind in on off mod-on mod-off; do
@@ -65,8 +70,13 @@ build() {	# obj
 failed=0 n=0
 while IFS= read -r patch; do
 	case $patch in ''|'#'*) continue ;; esac
+	[ -z "$to" ] || [ "$n" -lt "$to" ] || break
 	n=$((n + 1))
 	git -C "$scratch" am -q "$series/$patch"
+	if [ "$n" -lt "$from" ]; then
+		echo "check-patches: $patch: applied, not checked"
+		continue
+	fi
 	status=ok
 	for obj in $objs; do
 		configure "$obj"
@@ -88,5 +98,6 @@ while IFS= read -r patch; do
 	echo "check-patches: $patch: $status"
 	[ -z "$cp" ] || echo "$cp"
 done <"$series/series"
-echo "check-patches: $((n - failed)) of $n patches build clean"
+checked=$((n - from + 1))
+echo "check-patches: $((checked - failed)) of $checked patches build clean"
 [ "$failed" -eq 0 ]
