@@ -7,7 +7,9 @@
  * Usage: fuse_bench_server [--transport dev|uring] [--threads N] [--depth D]
  *                          [--queues Q] [--pin] [--trace] [--entry-timeout S]
  *                          [--attr-timeout S] [--latency-us N]
- *                          [--async-dio] [--writeback] MOUNTPOINT
+ *                          [--async-dio] [--writeback]
+ *                          [--setup plain|coop|defer] [--poll-us N]
+ *                          MOUNTPOINT
  *
  * The file system: a hash of (parent ino, name) -> inode, regular files and
  * directories, file data in memory. Entries are cached by the kernel for
@@ -31,7 +33,23 @@
  *          the queues, entries and bytes of buffers (header + payload) it
  *          registered. If the kernel does not offer FUSE_OVER_IO_URING in
  *          INIT, the server says so and serves /dev/fuse with one thread per
- *          CPU instead.
+ *          CPU instead. --setup picks the rings' task-work set-up: plain
+ *          (the default: task work interrupts the thread, as a signal),
+ *          coop (IORING_SETUP_COOP_TASKRUN | TASKRUN_FLAG: it waits for
+ *          the thread's next io_uring_enter()) or defer (SINGLE_ISSUER |
+ *          DEFER_TASKRUN: it runs only when the thread waits for
+ *          completions). The loop is the same for all three: each pass
+ *          submits the commits and waits for a completion in one
+ *          io_uring_enter(GETEVENTS), which runs pending task work in
+ *          every set-up.
+ *
+ * --poll-us N: a queue's thread that has sent its commits spins for at
+ * most N us on its completion queue (and, with coop or defer, on the
+ * kernel's IORING_SQ_TASKRUN flag: task work waiting for it, which it then
+ * runs with a non-blocking io_uring_enter()) before it waits in
+ * io_uring_enter(), as the seed's RFC spins in fuse_dev_do_read(). With
+ * defer it adds IORING_SETUP_TASKRUN_FLAG, without which deferred task
+ * work cannot be seen from user space. Off (0) by default.
  *
  * A backend: --latency-us N makes the thread serving a request sleep N us
  * before it answers it (not FORGET, INTERRUPT or DESTROY), as a file system
@@ -78,6 +96,23 @@
 #define HASH_SIZE		(1u << HASH_BITS)
 #define NAME_MAX_LEN		255
 #define REGISTER_TRIES		200
+
+/* Set-up flags newer than liburing 2.3's headers */
+#ifndef IORING_SETUP_COOP_TASKRUN
+#define IORING_SETUP_COOP_TASKRUN	(1U << 8)
+#endif
+#ifndef IORING_SETUP_TASKRUN_FLAG
+#define IORING_SETUP_TASKRUN_FLAG	(1U << 9)
+#endif
+#ifndef IORING_SETUP_SINGLE_ISSUER
+#define IORING_SETUP_SINGLE_ISSUER	(1U << 12)
+#endif
+#ifndef IORING_SETUP_DEFER_TASKRUN
+#define IORING_SETUP_DEFER_TASKRUN	(1U << 13)
+#endif
+#ifndef IORING_SQ_TASKRUN
+#define IORING_SQ_TASKRUN		(1U << 2)
+#endif
 #define EXIT_WAIT_MS		5000
 
 static const char *prog = "fuse_bench_server";
@@ -95,6 +130,8 @@ static struct {
 	bool async_dio;
 	bool writeback;
 	long latency_us;
+	unsigned int setup_flags;	/* --setup: IORING_SETUP_* */
+	long poll_us;
 	uint64_t entry_timeout;
 	uint64_t attr_timeout;
 	const char *mountpoint;
@@ -1184,10 +1221,43 @@ static void uring_serve(struct uring_queue *q, int idx)
 		       q->qid, commit_id, idx);
 }
 
+static uint64_t now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + ts.tv_nsec;
+}
+
+/*
+ * --poll-us: spin until a completion is there or the bound passes; task
+ * work that the kernel flags (coop, defer) is run without waiting.
+ * Returns whether a completion is there.
+ */
+static bool uring_poll(struct uring_queue *q)
+{
+	uint64_t end = now_ns() + (uint64_t)opt.poll_us * 1000;
+	unsigned int i = 0;
+
+	for (;;) {
+		if (io_uring_cq_ready(&q->ring))
+			return true;
+		if (IO_URING_READ_ONCE(*q->ring.sq.kflags) & IORING_SQ_TASKRUN) {
+			io_uring_get_events(&q->ring);
+			continue;
+		}
+		if (++i % 64 == 0 && now_ns() >= end)
+			return false;
+		__builtin_ia32_pause();
+	}
+}
+
 static void *uring_thread_fn(void *arg)
 {
 	struct uring_queue *q = arg;
-	struct io_uring_params p = { .flags = IORING_SETUP_SQE128 };
+	struct io_uring_params p = {
+		.flags = IORING_SETUP_SQE128 | opt.setup_flags,
+	};
 	struct io_uring_cqe *cqe;
 	int tries[64] = { 0 };
 	int i, ret, done = 0;
@@ -1223,7 +1293,13 @@ static void *uring_thread_fn(void *arg)
 	while (!done) {
 		unsigned int head, seen = 0;
 
-		ret = io_uring_submit_and_wait(&q->ring, 1);
+		if (opt.poll_us) {
+			ret = io_uring_submit(&q->ring);
+			if (ret >= 0 && !uring_poll(q))
+				ret = io_uring_submit_and_wait(&q->ring, 1);
+		} else {
+			ret = io_uring_submit_and_wait(&q->ring, 1);
+		}
 		if (ret == -EINTR)
 			continue;
 		if (ret < 0) {
@@ -1360,7 +1436,8 @@ static void usage(void)
 		"usage: %s [--transport dev|uring] [--threads N] [--depth D]\n"
 		"       [--queues Q] [--pin] [--trace] [--entry-timeout S]\n"
 		"       [--attr-timeout S] [--latency-us N] [--async-dio]\n"
-		"       [--writeback] MOUNTPOINT\n",
+		"       [--writeback] [--setup plain|coop|defer] [--poll-us N]\n"
+		"       MOUNTPOINT\n",
 		prog);
 	exit(2);
 }
@@ -1379,12 +1456,14 @@ static void parse_args(int argc, char **argv)
 		{ "latency-us", required_argument, NULL, 'l' },
 		{ "async-dio", no_argument, NULL, 'A' },
 		{ "writeback", no_argument, NULL, 'W' },
+		{ "setup", required_argument, NULL, 'S' },
+		{ "poll-us", required_argument, NULL, 'P' },
 		{ "help", no_argument, NULL, 'h' },
 		{ }
 	};
 	int c;
 
-	while ((c = getopt_long(argc, argv, "t:n:d:q:pTe:a:l:AWh", lo, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "t:n:d:q:pTe:a:l:AWS:P:h", lo, NULL)) != -1) {
 		switch (c) {
 		case 't':
 			if (!strcmp(optarg, "uring"))
@@ -1422,13 +1501,29 @@ static void parse_args(int argc, char **argv)
 		case 'W':
 			opt.writeback = true;
 			break;
+		case 'S':
+			if (!strcmp(optarg, "coop"))
+				opt.setup_flags = IORING_SETUP_COOP_TASKRUN |
+						  IORING_SETUP_TASKRUN_FLAG;
+			else if (!strcmp(optarg, "defer"))
+				opt.setup_flags = IORING_SETUP_SINGLE_ISSUER |
+						  IORING_SETUP_DEFER_TASKRUN;
+			else if (strcmp(optarg, "plain"))
+				usage();
+			break;
+		case 'P':
+			opt.poll_us = atol(optarg);
+			break;
 		default:
 			usage();
 		}
 	}
 	if (optind != argc - 1 || opt.threads < 1 || opt.depth < 1 ||
-	    opt.depth > 64 || opt.queues < 0 || opt.latency_us < 0)
+	    opt.depth > 64 || opt.queues < 0 || opt.latency_us < 0 ||
+	    opt.poll_us < 0)
 		usage();
+	if (opt.poll_us && (opt.setup_flags & IORING_SETUP_DEFER_TASKRUN))
+		opt.setup_flags |= IORING_SETUP_TASKRUN_FLAG;
 	opt.mountpoint = argv[optind];
 }
 

@@ -1,14 +1,21 @@
 # Sourced by bench/run-in-guest.sh and bench/profile-in-guest.sh (busybox
 # sh): start and stop one benchmark configuration's FUSE server on $mnt.
 # The caller sets B (the bench folder), ncpu, depth, poll, pin, mnt and
-# slog, and may set backend (more fuse_bench_server options: the backend
-# latency family's --latency-us, --async-dio, --writeback) and taskset_cmd ("taskset 1": the server starts on CPU 0
+# slog, and may set taskset_cmd ("taskset 1": the server starts on CPU 0
 # and stays there, its own --pin dropped); start_server sets spid,
-# stop_server clears it.
+# stop_server clears it. The backend the server simulates comes from the
+# environment (bench/run-latency.sh): BENCH_LATENCY_US (0; every request
+# but FORGET and INTERRUPT waits that long in the thread serving it),
+# BENCH_ASYNC_DIO and BENCH_WRITEBACK (0; 1 accepts FUSE_ASYNC_DIO,
+# FUSE_WRITEBACK_CACHE); backend holds them as server options.
 poll_param=/sys/module/fuse/parameters/dev_poll_us
 wake_param=/sys/module/fuse/parameters/wake_sync
 uring_param=/sys/module/fuse/parameters/enable_uring
 spid=
+backend=
+[ "${BENCH_LATENCY_US:-0}" != 0 ] && backend="--latency-us $BENCH_LATENCY_US"
+[ "${BENCH_ASYNC_DIO:-0}" = 1 ] && backend="$backend --async-dio"
+[ "${BENCH_WRITEBACK:-0}" = 1 ] && backend="$backend --writeback"
 
 log() { echo "bench: $*" >&2; }
 
@@ -39,6 +46,17 @@ start_server() {
 	uring) args="--transport uring --depth $depth --pin" ;;
 	uring-sync) args="--transport uring --depth $depth --pin" wake_sync=Y ;;
 	uring-free) args="--transport uring --depth $depth" ;;
+	# uring with the rings' task work set up otherwise (issue 24):
+	# COOP_TASKRUN + TASKRUN_FLAG, or SINGLE_ISSUER + DEFER_TASKRUN;
+	# -poll: each queue's thread spins up to $poll us before it waits
+	uring-poll|uring-coop|uring-defer|uring-coop-poll|uring-defer-poll)
+		setup=${1#uring-}
+		setup=${setup%poll}
+		setup=${setup%-}
+		args="--transport uring --depth $depth --setup ${setup:-plain}"
+		case $1 in *poll) args="$args --poll-us $poll" ;; esac
+		args="$args --pin"
+		;;
 	# uring-1q, uring-2q, ...: entries on that many queues only, spread
 	# over the CPUs; the kernel serves the others from the nearest queue
 	uring-*q)
@@ -66,7 +84,7 @@ start_server() {
 	[ -n "${taskset_cmd:-}" ] && args=${args% --pin}
 	: >"$slog"
 	# shellcheck disable=SC2086
-	${taskset_cmd:-} "$B/fuse_bench_server" $args $pin ${backend:-} \
+	${taskset_cmd:-} "$B/fuse_bench_server" $args $pin $backend \
 		"$mnt" 2>>"$slog" &
 	spid=$!
 	# ready: mounted and INIT answered (the server then says "serving")

@@ -20,8 +20,9 @@
 #
 # Environment: BENCH_TRANSPORTS (dev-1 uring), BENCH_WORKLOADS (stat
 # create), BENCH_OPS per run (10000), BENCH_PERF_HZ sampling rate (10000),
-# BENCH_DEPTH (2), BENCH_PIN (0), BENCH_POLL_US (50); the configurations
-# are those of run-in-guest.sh.
+# BENCH_DEPTH (2), BENCH_PIN (0), BENCH_POLL_US (50), and the backend the
+# server simulates (BENCH_LATENCY_US, BENCH_ASYNC_DIO, BENCH_WRITEBACK:
+# guest-servers.sh); the configurations are those of run-in-guest.sh.
 set -u
 B=$(cd "$(dirname "$0")" && pwd)
 transports=${BENCH_TRANSPORTS:-dev-1 uring}
@@ -154,7 +155,7 @@ if ! command -v perf >/dev/null; then
 	exit 1
 fi
 mkdir -p "$mnt"
-log "$ncpu cpus, $ops ops per run, workloads: $workloads"
+log "$ncpu cpus, $ops ops per run, workloads: $workloads${backend:+, server:$backend}"
 # before each run, "bench: [K/N] CONFIG WORKLOAD" (bench/boot-guest.sh adds
 # the time left)
 nworkloads=$(echo "$workloads" | wc -w)

@@ -10,7 +10,9 @@
 # server thread on the issuing CPU.
 # Usage: sh bench/profile.sh   (make profile)
 # Environment: BENCH_TRANSPORTS, BENCH_WORKLOADS, BENCH_OPS, BENCH_DEPTH,
-#   BENCH_PIN, BENCH_POLL_US, BENCH_PERF_HZ: passed to profile-in-guest.sh;
+#   BENCH_PIN, BENCH_POLL_US, BENCH_PERF_HZ, and the backend latency
+#   family's BENCH_LATENCY_US, BENCH_ASYNC_DIO, BENCH_WRITEBACK (see
+#   bench/run-latency.sh): passed to profile-in-guest.sh;
 #   BENCH_ICOUNT=0 for host time instead; BENCH_KERNEL, GUEST_SMP (2),
 #   GUEST_TIMEOUT (1800), QEMU_ACCEL: as for bench/run.sh.
 set -eu
@@ -40,7 +42,8 @@ mkdir -p "$out"
 set +e
 sh bench/boot-guest.sh "$bzimage" "$initrd" "$out/profile.txt" \
 	profile-in-guest.sh BENCH_TRANSPORTS BENCH_WORKLOADS BENCH_OPS \
-	BENCH_PERF_HZ BENCH_DEPTH BENCH_PIN BENCH_POLL_US
+	BENCH_PERF_HZ BENCH_DEPTH BENCH_PIN BENCH_POLL_US \
+	BENCH_LATENCY_US BENCH_ASYNC_DIO BENCH_WRITEBACK
 status=$?
 set -e
 printf 'workload\ttransport\tops\tus_per_op\tload_us\tserver_us\tcs_per_op\tmig_per_op\n'

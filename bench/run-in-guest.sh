@@ -42,9 +42,7 @@
 # server's threads and the load threads to CPUs as well), BENCH_DEPTH ring
 # entries per queue (2), BENCH_BONNIE_FILES (bonnie++ -n argument,
 # 30:1:1:10), BENCH_COST (0), and the backend the server simulates
-# (bench/run-latency.sh): BENCH_LATENCY_US (0; every request but FORGET
-# and INTERRUPT waits that long in the thread serving it), BENCH_ASYNC_DIO
-# and BENCH_WRITEBACK (0; 1 accepts FUSE_ASYNC_DIO, FUSE_WRITEBACK_CACHE).
+# (BENCH_LATENCY_US, BENCH_ASYNC_DIO, BENCH_WRITEBACK: guest-servers.sh).
 # fio-libaio-qd16 is fio-qd16 with the libaio engine (needs CONFIG_AIO).
 set -u
 B=$(cd "$(dirname "$0")" && pwd)
@@ -56,10 +54,6 @@ transports=${BENCH_TRANSPORTS:-tmpfs dev-1 dev-N uring uring-1q}
 depth=${BENCH_DEPTH:-2}
 poll=${BENCH_POLL_US:-50}
 bonnie_files=${BENCH_BONNIE_FILES:-30:1:1:10}
-backend=
-[ "${BENCH_LATENCY_US:-0}" != 0 ] && backend="--latency-us $BENCH_LATENCY_US"
-[ "${BENCH_ASYNC_DIO:-0}" = 1 ] && backend="$backend --async-dio"
-[ "${BENCH_WRITEBACK:-0}" = 1 ] && backend="$backend --writeback"
 pin=
 [ "${BENCH_PIN:-0}" = 1 ] && pin=--pin
 ncpu=$(nproc)
