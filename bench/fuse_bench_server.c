@@ -1237,7 +1237,6 @@ static uint64_t now_ns(void)
 static bool uring_poll(struct uring_queue *q)
 {
 	uint64_t end = now_ns() + (uint64_t)opt.poll_us * 1000;
-	unsigned int i = 0;
 
 	for (;;) {
 		if (io_uring_cq_ready(&q->ring))
@@ -1246,9 +1245,14 @@ static bool uring_poll(struct uring_queue *q)
 			io_uring_get_events(&q->ring);
 			continue;
 		}
-		if (++i % 64 == 0 && now_ns() >= end)
+		if (now_ns() >= end)
 			return false;
-		__builtin_ia32_pause();
+		/*
+		 * Yield, not pause: the caller of the next request runs on
+		 * this queue's CPU (a queue serves its own CPU first), and a
+		 * spin that does not give way holds it off until the bound.
+		 */
+		sched_yield();
 	}
 }
 

@@ -20,7 +20,9 @@
 #
 # Environment: BENCH_TRANSPORTS (dev-1 uring), BENCH_WORKLOADS (stat
 # create), BENCH_OPS per run (10000), BENCH_PERF_HZ sampling rate (10000),
-# BENCH_DEPTH (2), BENCH_PIN (0), BENCH_POLL_US (50), and the backend the
+# BENCH_DEPTH (2), BENCH_PIN (0), BENCH_POLL_US (50), BENCH_PERF_LIMIT
+# (0.7: functions under that share of the guest's time are not listed),
+# and the backend the
 # server simulates (BENCH_LATENCY_US, BENCH_ASYNC_DIO, BENCH_WRITEBACK:
 # guest-servers.sh); the configurations are those of run-in-guest.sh.
 set -u
@@ -29,6 +31,7 @@ transports=${BENCH_TRANSPORTS:-dev-1 uring}
 workloads=${BENCH_WORKLOADS:-stat create}
 ops=${BENCH_OPS:-10000}
 freq=${BENCH_PERF_HZ:-10000}
+limit=${BENCH_PERF_LIMIT:-0.7}
 depth=${BENCH_DEPTH:-2}
 poll=${BENCH_POLL_US:-50}
 pin=
@@ -146,7 +149,7 @@ profile() {	# workload transport
 	grep -v '^#' /tmp/perf-comm.txt | grep .
 	echo "== $4 $3: share of guest CPU time by task and function"
 	perf report -i /tmp/perf.data --stdio --sort comm,sym \
-		--percent-limit 0.7 2>/dev/null | grep -v '^#' | grep .
+		--percent-limit "$limit" 2>/dev/null | grep -v '^#' | grep .
 	rm -f /tmp/perf.data
 }
 

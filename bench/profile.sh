@@ -10,9 +10,10 @@
 # server thread on the issuing CPU.
 # Usage: sh bench/profile.sh   (make profile)
 # Environment: BENCH_TRANSPORTS, BENCH_WORKLOADS, BENCH_OPS, BENCH_DEPTH,
-#   BENCH_PIN, BENCH_POLL_US, BENCH_PERF_HZ, and the backend latency
-#   family's BENCH_LATENCY_US, BENCH_ASYNC_DIO, BENCH_WRITEBACK (see
-#   bench/run-latency.sh): passed to profile-in-guest.sh;
+#   BENCH_PIN, BENCH_POLL_US, BENCH_PERF_HZ, BENCH_PERF_LIMIT, and the
+#   backend latency family's BENCH_LATENCY_US, BENCH_ASYNC_DIO,
+#   BENCH_WRITEBACK (see bench/run-latency.sh): passed to
+#   profile-in-guest.sh;
 #   BENCH_ICOUNT=0 for host time instead; BENCH_KERNEL, GUEST_SMP (2),
 #   GUEST_TIMEOUT (1800), QEMU_ACCEL: as for bench/run.sh.
 set -eu
@@ -42,7 +43,7 @@ mkdir -p "$out"
 set +e
 sh bench/boot-guest.sh "$bzimage" "$initrd" "$out/profile.txt" \
 	profile-in-guest.sh BENCH_TRANSPORTS BENCH_WORKLOADS BENCH_OPS \
-	BENCH_PERF_HZ BENCH_DEPTH BENCH_PIN BENCH_POLL_US \
+	BENCH_PERF_HZ BENCH_PERF_LIMIT BENCH_DEPTH BENCH_PIN BENCH_POLL_US \
 	BENCH_LATENCY_US BENCH_ASYNC_DIO BENCH_WRITEBACK
 status=$?
 set -e

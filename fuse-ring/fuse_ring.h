@@ -32,7 +32,23 @@ struct fuse_ring_opts {
 	unsigned int nr_queues;
 	/* Print what the library does to stderr. */
 	int verbose;
+	/*
+	 * How the queue rings run their task work (the kernel hands each
+	 * request to a queue thread as io_uring task work):
+	 * FUSE_RING_SETUP_DEFER (the default, 0: SINGLE_ISSUER +
+	 * DEFER_TASKRUN, task work runs when the queue thread waits for
+	 * completions; the fewest instructions per request measured, see the
+	 * repository's README), FUSE_RING_SETUP_PLAIN (task work interrupts
+	 * the thread, as a signal) or FUSE_RING_SETUP_COOP (COOP_TASKRUN +
+	 * TASKRUN_FLAG). A kernel without DEFER_TASKRUN (before 6.1) gets
+	 * plain.
+	 */
+	int setup;
 };
+
+#define FUSE_RING_SETUP_DEFER	0
+#define FUSE_RING_SETUP_PLAIN	1
+#define FUSE_RING_SETUP_COOP	2
 
 struct fuse_ring_stats {
 	uint64_t ring_requests;		/* requests received through the ring */

@@ -46,6 +46,7 @@ struct fr_queue {
 	unsigned int qid;
 	struct io_uring ring;
 	int ring_ok;
+	int ring_disabled;		/* R_DISABLED: the thread enables it */
 	pthread_t thread;
 	int thread_started;
 	int efd;			/* wakes the thread: commits, stop */

@@ -12,10 +12,25 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/eventfd.h>
+#include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
 
 #include "fuse_ring_internal.h"
+
+/* Set-up flags newer than liburing 2.3's headers */
+#ifndef IORING_SETUP_COOP_TASKRUN
+#define IORING_SETUP_COOP_TASKRUN	(1U << 8)
+#endif
+#ifndef IORING_SETUP_TASKRUN_FLAG
+#define IORING_SETUP_TASKRUN_FLAG	(1U << 9)
+#endif
+#ifndef IORING_SETUP_SINGLE_ISSUER
+#define IORING_SETUP_SINGLE_ISSUER	(1U << 12)
+#endif
+#ifndef IORING_SETUP_DEFER_TASKRUN
+#define IORING_SETUP_DEFER_TASKRUN	(1U << 13)
+#endif
 
 #define FR_TAG_EFD 1ULL			/* user_data of the eventfd read */
 #define FR_REGISTER_TRIES 60		/* -EAGAIN retries of REGISTER */
@@ -218,6 +233,13 @@ static void fr_ent_completed(struct fr_queue *q, struct fr_ent *ent, int res)
 	}
 }
 
+/* io_uring_enable_rings(), which liburing 2.3 declares but does not have */
+static int fr_ring_enable(struct fr_queue *q)
+{
+	return syscall(__NR_io_uring_register, q->ring.ring_fd,
+		       IORING_REGISTER_ENABLE_RINGS, NULL, 0);
+}
+
 static void *fr_queue_main(void *arg)
 {
 	struct fr_queue *q = arg;
@@ -230,6 +252,18 @@ static void *fr_queue_main(void *arg)
 	CPU_ZERO(&set);
 	CPU_SET(q->qid, &set);
 	pthread_setaffinity_np(pthread_self(), sizeof(set), &set); /* best effort */
+	/*
+	 * A SINGLE_ISSUER ring belongs to the task that enables it: this
+	 * thread, the only one that submits to it and waits on it.
+	 */
+	if (q->ring_disabled && fr_ring_enable(q) < 0) {
+		char why[96];
+
+		snprintf(why, sizeof(why), "enabling the ring of queue %u failed: %s",
+			 q->qid, strerror(errno));
+		fr_report_fallback(q->s, why);
+		return NULL;
+	}
 
 	for (i = 0; i < q->s->opts.queue_depth; i++)
 		fr_prep_cmd(q, &q->ents[i], FUSE_IO_URING_CMD_REGISTER);
@@ -299,6 +333,37 @@ static void fr_queues_free(struct fr_session *s)
 	fr_hash_free(s);
 }
 
+/*
+ * The queue's ring, with the task-work set-up the options ask for. DEFER
+ * is made disabled, for the queue thread to enable: the ring is made
+ * here, in the thread that mounts. A kernel that does not know a set-up
+ * (-EINVAL) gets the plain one.
+ */
+static int fr_ring_init(struct fr_queue *q, unsigned int entries, int setup)
+{
+	unsigned int flags = IORING_SETUP_SQE128;
+	int ret;
+
+	switch (setup) {
+	case FUSE_RING_SETUP_PLAIN:
+		break;
+	case FUSE_RING_SETUP_COOP:
+		flags |= IORING_SETUP_COOP_TASKRUN | IORING_SETUP_TASKRUN_FLAG;
+		break;
+	default:
+		flags |= IORING_SETUP_SINGLE_ISSUER | IORING_SETUP_DEFER_TASKRUN |
+			 IORING_SETUP_R_DISABLED;
+		break;
+	}
+	ret = io_uring_queue_init(entries, &q->ring, flags);
+	if (ret == -EINVAL && flags != IORING_SETUP_SQE128) {
+		flags = IORING_SETUP_SQE128;
+		ret = io_uring_queue_init(entries, &q->ring, flags);
+	}
+	q->ring_disabled = ret == 0 && (flags & IORING_SETUP_R_DISABLED);
+	return ret;
+}
+
 static int fr_queue_init(struct fr_session *s, struct fr_queue *q, unsigned int qid)
 {
 	unsigned int depth = s->opts.queue_depth, i;
@@ -310,7 +375,7 @@ static int fr_queue_init(struct fr_session *s, struct fr_queue *q, unsigned int 
 	if (q->efd < 0)
 		return -errno;
 	pthread_mutex_init(&q->lock, NULL);
-	ret = io_uring_queue_init(2 * depth + 4, &q->ring, IORING_SETUP_SQE128);
+	ret = fr_ring_init(q, 2 * depth + 4, s->opts.setup);
 	if (ret < 0)
 		return ret;
 	q->ring_ok = 1;

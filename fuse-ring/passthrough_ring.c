@@ -3,7 +3,8 @@
  * directory, served over the FUSE io_uring transport (--ring, default) or
  * plain /dev/fuse (--no-ring) through libfuse-ring.
  *
- * Usage: passthrough_ring [--ring|--no-ring] [--depth=N] [--queues=N] [--async]
+ * Usage: passthrough_ring [--ring|--no-ring] [--depth=N] [--queues=N]
+ *                         [--setup=defer|plain|coop] [--async]
  *                         [--slow-name=NAME] [--single] [--verbose]
  *                         [libfuse options, e.g. -o allow_other]
  *                         SOURCE_DIR MOUNTPOINT
@@ -676,8 +677,9 @@ static const struct fuse_lowlevel_ops pt_ops = {
 static void pt_usage(const char *prog)
 {
 	fprintf(stderr,
-		"usage: %s [--ring|--no-ring] [--depth=N] [--queues=N] [--async] [--slow-name=NAME]\n"
-		"       [--single] [--verbose] [libfuse options] SOURCE_DIR MOUNTPOINT\n", prog);
+		"usage: %s [--ring|--no-ring] [--depth=N] [--queues=N] [--setup=defer|plain|coop]\n"
+		"       [--async] [--slow-name=NAME] [--single] [--verbose] [libfuse options]\n"
+		"       SOURCE_DIR MOUNTPOINT\n", prog);
 }
 
 /*
@@ -730,6 +732,12 @@ int main(int argc, char *argv[])
 			ro.queue_depth = atoi(a + 8);
 		else if (!strncmp(a, "--queues=", 9))
 			ro.nr_queues = atoi(a + 9);
+		else if (!strcmp(a, "--setup=defer"))
+			ro.setup = FUSE_RING_SETUP_DEFER;
+		else if (!strcmp(a, "--setup=plain"))
+			ro.setup = FUSE_RING_SETUP_PLAIN;
+		else if (!strcmp(a, "--setup=coop"))
+			ro.setup = FUSE_RING_SETUP_COOP;
 		else if (!strcmp(a, "--async"))
 			pt.async = 1;
 		else if (!strncmp(a, "--slow-name=", 12))
