@@ -43,7 +43,7 @@
  *          io_uring_enter(GETEVENTS), which runs pending task work in
  *          every set-up.
  *
- * --poll-us N: a queue's thread that has sent its commits spins for at
+ * --poll-us N: a queue's thread that has sent its commits polls for at
  * most N us on its completion queue (and, with coop or defer, on the
  * kernel's IORING_SQ_TASKRUN flag: task work waiting for it, which it then
  * runs with a non-blocking io_uring_enter()) before it waits in
