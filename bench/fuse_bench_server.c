@@ -1229,6 +1229,13 @@ static uint64_t now_ns(void)
 	return (uint64_t)ts.tv_sec * 1000000000ull + ts.tv_nsec;
 }
 
+static inline void spin_hint(void)
+{
+#if defined(__x86_64__) || defined(__i386__)
+	__builtin_ia32_pause();
+#endif
+}
+
 /*
  * --poll-us: spin until a completion is there or the bound passes; task
  * work that the kernel flags (coop, defer) is run without waiting.
@@ -1248,10 +1255,15 @@ static bool uring_poll(struct uring_queue *q)
 		if (now_ns() >= end)
 			return false;
 		/*
-		 * Yield, not pause: the caller of the next request runs on
-		 * this queue's CPU (a queue serves its own CPU first), and a
-		 * spin that does not give way holds it off until the bound.
+		 * Yield: the caller of the next request may run on this
+		 * queue's CPU (a queue serves its own CPU first), and a spin
+		 * that does not give way holds it off until the bound. And
+		 * pause, the spin-wait hint, as the kernel's dev_poll_us
+		 * does: it gives an SMT sibling, or the other vCPUs of a
+		 * guest under single-threaded TCG, the time this spin would
+		 * take from them when the queue thread has a CPU of its own.
 		 */
+		spin_hint();
 		sched_yield();
 	}
 }

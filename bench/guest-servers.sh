@@ -57,6 +57,13 @@ start_server() {
 		case $1 in *poll) args="$args --poll-us $poll" ;; esac
 		args="$args --pin"
 		;;
+	# one queue for every CPU, its thread polling on a CPU of its own
+	# (the scheduler moves the load off it): the seed's RFC, a server
+	# thread that does not sleep, over the ring
+	uring-1q-defer-poll)
+		args="--transport uring --depth $depth --queues 1 --setup defer"
+		args="$args --poll-us $poll --pin"
+		;;
 	# uring-1q, uring-2q, ...: entries on that many queues only, spread
 	# over the CPUs; the kernel serves the others from the nearest queue
 	uring-*q)
