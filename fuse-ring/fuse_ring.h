@@ -44,6 +44,15 @@ struct fuse_ring_opts {
 	 * plain.
 	 */
 	int setup;
+	/*
+	 * Microseconds a queue thread keeps looking for its next request
+	 * (and the task work that brings it) before it sleeps in
+	 * io_uring_enter(); 0 (the default): it sleeps at once. Polling
+	 * pays only where the queue thread has a CPU to itself: with a
+	 * queue per CPU the load runs on the poller's CPU, and the poll
+	 * yields to it. See the repository's README before turning it on.
+	 */
+	unsigned int poll_us;
 };
 
 #define FUSE_RING_SETUP_DEFER	0
@@ -58,6 +67,8 @@ struct fuse_ring_stats {
 	uint64_t ring_commits;		/* replies committed through the ring */
 	uint64_t foreign_replies;	/* ring replies sent from another thread
 					   than the entry's queue thread */
+	uint64_t poll_hits;		/* passes whose poll found a request
+					   (no sleep in io_uring_enter()) */
 	unsigned int nr_queues;		/* queues started (0: no ring) */
 	int ring_active;		/* INIT negotiated FUSE_OVER_IO_URING */
 };

@@ -57,6 +57,7 @@ struct fr_queue {
 	unsigned int nr_live;		/* entries not dead */
 	int stop;
 	uint64_t requests, commits;	/* atomics */
+	uint64_t poll_hits;		/* atomic: see fuse_ring_stats */
 };
 
 struct fr_session {

@@ -240,6 +240,43 @@ static int fr_ring_enable(struct fr_queue *q)
 		       IORING_REGISTER_ENABLE_RINGS, NULL, 0);
 }
 
+static uint64_t fr_now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + ts.tv_nsec;
+}
+
+/*
+ * opts.poll_us: look for a completion until the bound passes, running the
+ * task work the kernel flags (IORING_SQ_TASKRUN, with COOP or DEFER)
+ * without waiting. Between looks, pause (the spin-wait hint: an SMT
+ * sibling or another vCPU gets the time) and yield: with a queue per CPU
+ * the caller of the next request runs on this thread's CPU, and a spin
+ * that does not give way holds it off until the bound. Returns whether a
+ * completion is there.
+ */
+static int fr_poll(struct fr_queue *q)
+{
+	uint64_t end = fr_now_ns() + (uint64_t)q->s->opts.poll_us * 1000;
+
+	for (;;) {
+		if (io_uring_cq_ready(&q->ring))
+			return 1;
+		if (IO_URING_READ_ONCE(*q->ring.sq.kflags) & IORING_SQ_TASKRUN) {
+			io_uring_get_events(&q->ring);
+			continue;
+		}
+		if (fr_now_ns() >= end)
+			return 0;
+#if defined(__x86_64__) || defined(__i386__)
+		__builtin_ia32_pause();
+#endif
+		sched_yield();
+	}
+}
+
 static void *fr_queue_main(void *arg)
 {
 	struct fr_queue *q = arg;
@@ -270,7 +307,15 @@ static void *fr_queue_main(void *arg)
 	fr_prep_efd_read(q);
 
 	while (!__atomic_load_n(&q->stop, __ATOMIC_ACQUIRE) && q->nr_live > 0) {
-		ret = io_uring_submit_and_wait(&q->ring, 1);
+		if (q->s->opts.poll_us) {
+			ret = io_uring_submit(&q->ring);
+			if (ret >= 0 && fr_poll(q))
+				fr_inc(&q->poll_hits);
+			else
+				ret = io_uring_submit_and_wait(&q->ring, 1);
+		} else {
+			ret = io_uring_submit_and_wait(&q->ring, 1);
+		}
 		if (ret < 0 && ret != -EINTR && ret != -EAGAIN && ret != -EBUSY) {
 			fprintf(stderr, "fuse-ring: queue %u: io_uring_submit_and_wait: %s\n",
 				q->qid, strerror(-ret));
@@ -339,7 +384,8 @@ static void fr_queues_free(struct fr_session *s)
  * here, in the thread that mounts. A kernel that does not know a set-up
  * (-EINVAL) gets the plain one.
  */
-static int fr_ring_init(struct fr_queue *q, unsigned int entries, int setup)
+static int fr_ring_init(struct fr_queue *q, unsigned int entries, int setup,
+			int poll)
 {
 	unsigned int flags = IORING_SETUP_SQE128;
 	int ret;
@@ -353,6 +399,9 @@ static int fr_ring_init(struct fr_queue *q, unsigned int entries, int setup)
 	default:
 		flags |= IORING_SETUP_SINGLE_ISSUER | IORING_SETUP_DEFER_TASKRUN |
 			 IORING_SETUP_R_DISABLED;
+		/* the poller learns of deferred task work from the flag */
+		if (poll)
+			flags |= IORING_SETUP_TASKRUN_FLAG;
 		break;
 	}
 	ret = io_uring_queue_init(entries, &q->ring, flags);
@@ -375,7 +424,7 @@ static int fr_queue_init(struct fr_session *s, struct fr_queue *q, unsigned int 
 	if (q->efd < 0)
 		return -errno;
 	pthread_mutex_init(&q->lock, NULL);
-	ret = fr_ring_init(q, 2 * depth + 4, s->opts.setup);
+	ret = fr_ring_init(q, 2 * depth + 4, s->opts.setup, s->opts.poll_us > 0);
 	if (ret < 0)
 		return ret;
 	q->ring_ok = 1;

@@ -263,6 +263,7 @@ int fuse_ring_get_stats(struct fuse_session *se, struct fuse_ring_stats *st)
 	for (i = 0; i < s->nr_queues; i++) {
 		st->ring_requests += fr_get(&s->queues[i].requests);
 		st->ring_commits += fr_get(&s->queues[i].commits);
+		st->poll_hits += fr_get(&s->queues[i].poll_hits);
 	}
 	st->dev_requests = fr_get(&s->dev_requests);
 	st->dev_forgets = fr_get(&s->dev_forgets);
@@ -285,10 +286,11 @@ void fuse_ring_unmount(struct fuse_session *se)
 		return;
 	fr_queues_stop(s);
 	fuse_ring_get_stats(se, &st);
-	fprintf(stderr, "fuse-ring: requests: ring=%llu dev=%llu (forget=%llu interrupt=%llu) ring_commits=%llu foreign_thread_replies=%llu queues=%u transport=%s\n",
+	fprintf(stderr, "fuse-ring: requests: ring=%llu dev=%llu (forget=%llu interrupt=%llu) ring_commits=%llu foreign_thread_replies=%llu poll_hits=%llu queues=%u transport=%s\n",
 		(unsigned long long)st.ring_requests, (unsigned long long)st.dev_requests,
 		(unsigned long long)st.dev_forgets, (unsigned long long)st.dev_interrupts,
 		(unsigned long long)st.ring_commits, (unsigned long long)st.foreign_replies,
+		(unsigned long long)st.poll_hits,
 		st.nr_queues, st.ring_active ? "io_uring" : "/dev/fuse");
 	if (s->opts.verbose)
 		for (i = 0; i < s->nr_queues; i++)

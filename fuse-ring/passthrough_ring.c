@@ -4,7 +4,7 @@
  * plain /dev/fuse (--no-ring) through libfuse-ring.
  *
  * Usage: passthrough_ring [--ring|--no-ring] [--depth=N] [--queues=N]
- *                         [--setup=defer|plain|coop] [--async]
+ *                         [--setup=defer|plain|coop] [--poll-us=N] [--async]
  *                         [--slow-name=NAME] [--single] [--verbose]
  *                         [libfuse options, e.g. -o allow_other]
  *                         SOURCE_DIR MOUNTPOINT
@@ -14,6 +14,8 @@
  * --slow-name=N  a LOOKUP of N waits up to 5 s for an INTERRUPT, then
  *                answers EINTR (interrupted) or ENOENT.
  * --single       fuse_session_loop() instead of fuse_session_loop_mt().
+ * --poll-us=N    each queue thread looks for its next request up to N us
+ *                before it sleeps (fuse_ring_opts.poll_us; off by default).
  */
 #define _GNU_SOURCE
 #define FUSE_USE_VERSION 312
@@ -678,7 +680,8 @@ static void pt_usage(const char *prog)
 {
 	fprintf(stderr,
 		"usage: %s [--ring|--no-ring] [--depth=N] [--queues=N] [--setup=defer|plain|coop]\n"
-		"       [--async] [--slow-name=NAME] [--single] [--verbose] [libfuse options]\n"
+		"       [--poll-us=N] [--async] [--slow-name=NAME] [--single] [--verbose]\n"
+		"       [libfuse options]\n"
 		"       SOURCE_DIR MOUNTPOINT\n", prog);
 }
 
@@ -738,6 +741,8 @@ int main(int argc, char *argv[])
 			ro.setup = FUSE_RING_SETUP_PLAIN;
 		else if (!strcmp(a, "--setup=coop"))
 			ro.setup = FUSE_RING_SETUP_COOP;
+		else if (!strncmp(a, "--poll-us=", 10))
+			ro.poll_us = atoi(a + 10);
 		else if (!strcmp(a, "--async"))
 			pt.async = 1;
 		else if (!strncmp(a, "--slow-name=", 12))

@@ -201,6 +201,10 @@ run_transport() {
 	"--ring"*" --async "*) check "$tag: replies from other threads reached their entries" [ "${foreign:-0}" -gt 0 ] ;;
 	"--ring"*" --queues=1 "*) check "$tag: one queue served every CPU" [ "$(stat_of queues)" = 1 ] ;;
 	esac
+	case "$mode $* " in
+	*" --poll-us="*) check "$tag: the queue thread found requests while polling" [ "$(stat_of poll_hits)" -gt 0 ] ;;
+	*) check "$tag: no polling unless asked" [ "$(stat_of poll_hits)" = 0 ] ;;
+	esac
 }
 
 # SIGTERM: clean exit, mount gone; BUSY=1 keeps a file open meanwhile.
@@ -265,6 +269,7 @@ run_transport ring --ring
 run_transport ring-async --ring --async
 run_transport ring-single --ring --single
 run_transport ring-1q --ring --queues=1
+run_transport ring-1q-poll --ring --queues=1 --poll-us=50
 run_transport dev --no-ring
 run_transport dev-async --no-ring --async
 sigterm_test term-ring 0 --ring
