@@ -1,7 +1,8 @@
 #!/bin/sh
 # make check-kcsan: run the kselftests in a guest built with KCSAN instead
 # of KASAN, and end with "N passed, N failed". A data race KCSAN reports
-# fails the run like any other kernel report. Logs go to build/logs/.
+# fails the run like any other kernel report, and so does a skip not in
+# ci/expected-skips/kselftest. Logs go to build/logs/.
 # Usage: ci/check-kcsan.sh BZIMAGE INITRAMFS
 set -u
 logs=build/logs
@@ -14,6 +15,10 @@ rc=$?
 grep -E '^(not )?ok [0-9]+ |^# (not )?ok [0-9]+ ' "$logs/kcsan.log" || true
 set -- $(sh ci/count-kselftest.sh "$logs/kcsan.log")
 failed=$2
+if ! sh ci/check-skips.sh kselftest "$logs/kcsan.log" ci/expected-skips/kselftest &&
+    [ "$failed" -eq 0 ]; then
+	failed=1
+fi
 if [ "$rc" -ne 0 ] && [ "$failed" -eq 0 ]; then
 	tail -n 60 "$logs/kcsan.log"
 	failed=1

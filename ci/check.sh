@@ -1,7 +1,8 @@
 #!/bin/sh
 # make check: install, extract and patch, build, run KUnit on UML, boot the
 # guest and run the kselftests there; report each stage's time and end with
-# one line "N passed, N failed". Logs go to build/logs/.
+# one line "N passed, N failed". A skip not listed in ci/expected-skips/
+# fails the run. Logs go to build/logs/.
 set -u
 cd "$(dirname "$0")/.."
 logs=build/logs
@@ -36,6 +37,8 @@ for arch in uml x86; do
 	stage "kunit-$arch" make -s "$target" || broken="$broken kunit-$arch"
 	set -- $(sh ci/count-kunit.sh "$logs/kunit-$arch.log")
 	echo "check: kunit ($arch): $1 passed, $2 failed, $3 skipped"
+	sh ci/check-skips.sh kunit "$logs/kunit-$arch.log" \
+		"ci/expected-skips/kunit-$arch" || broken="$broken skips-kunit-$arch"
 	kunit_pass=$(( kunit_pass + $1 )) kunit_fail=$(( kunit_fail + $2 ))
 	kunit_skip=$(( kunit_skip + $3 ))
 done
@@ -52,6 +55,8 @@ if stage kernel make -s kernel && stage initramfs make -s initramfs; then
 		"$(cat ci/guest-kselftest.sh)" || broken="$broken kselftest"
 	set -- $(sh ci/count-kselftest.sh "$logs/kselftest.log")
 	ksft_pass=$1 ksft_fail=$2 ksft_skip=$3
+	sh ci/check-skips.sh kselftest "$logs/kselftest.log" \
+		ci/expected-skips/kselftest || broken="$broken skips-kselftest"
 	grep -E '^(not )?ok [0-9]+ |^# (not )?ok [0-9]+ ' "$logs/kselftest.log" || true
 else
 	broken="$broken build"

@@ -1,7 +1,9 @@
 #!/bin/sh
 # Boot the guest kernel with the base initramfs plus extra archives, run a
 # shell command in it, print the command's output and exit with its status.
-# The console log is scanned for kernel reports; any report fails the run.
+# The console carries every kernel message level (loglevel=8: WARN(),
+# lockdep and RCU reports print at KERN_WARNING) and is scanned for kernel
+# reports; any report fails the run.
 # A kernel built with modules (ci/build-guest.sh) gets its modules.cpio.gz,
 # found beside its objects, appended too.
 # Usage: ci/run-guest.sh BZIMAGE BASE.cpio.gz 'CMD' [EXTRA.cpio.gz...]
@@ -35,7 +37,7 @@ set +e
 timeout -k 10 "$limit" qemu-system-x86_64 \
 	-accel "$accel" -smp "${GUEST_SMP:-2}" -m "${GUEST_MEM:-2G}" \
 	-kernel "$kernel" -initrd "$work/initrd" \
-	-append "console=ttyS0 panic=-1 oops=panic kasan.fault=report loglevel=4 kmemleak=on" \
+	-append "console=ttyS0 panic=-1 oops=panic kasan.fault=report loglevel=8 kmemleak=on" \
 	-display none -no-reboot -monitor none \
 	-serial "file:$log" -serial "file:$out" ${QEMU_EXTRA_ARGS:-} </dev/null
 qemu=$?
