@@ -21,7 +21,7 @@ export CCACHE_BASEDIR := $(CURDIR)
 export CCACHE_NOHASHDIR := 1
 
 .PHONY: check check-kcsan check-flakes check-patches run run-latency profile guest deps tree tree-rebuild series \
-	verify-series kernel bench-kernel kcsan-kernel selftests initramfs \
+	verify-series submission kernel bench-kernel kcsan-kernel selftests initramfs \
 	kunit kunit-x86
 
 # The test command: everything from a fresh machine to "N passed, N failed".
@@ -87,6 +87,11 @@ series:
 
 verify-series:
 	sh ci/verify-series.sh $(TREE) series
+
+# The patches as git send-email takes them, under the submitter's own git
+# identity and Signed-off-by (ci/make-submission.sh).
+submission: tree
+	sh ci/make-submission.sh $(TREE) series $(BUILD)/submission
 
 kernel: tree
 	sh ci/build-guest.sh $(TREE) $(GUEST_OBJ) selftests/guest.config selftests/debug.config \

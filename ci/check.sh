@@ -27,6 +27,10 @@ stage() {
 }
 
 total_start=$(date +%s)
+# The counts of this run, for the README and the cover letter to quote
+# (make verify-series compares): deterministic lines only, no times.
+summary=$logs/summary.txt
+: >"$summary"
 stage deps make -s deps || exit 1
 stage tree make -s tree || exit 1
 
@@ -37,6 +41,7 @@ for arch in uml x86; do
 	stage "kunit-$arch" make -s "$target" || broken="$broken kunit-$arch"
 	set -- $(sh ci/count-kunit.sh "$logs/kunit-$arch.log")
 	echo "check: kunit ($arch): $1 passed, $2 failed, $3 skipped"
+	echo "kunit-$arch: $1 passed, $2 failed, $3 skipped" >>"$summary"
 	sh ci/check-skips.sh kunit "$logs/kunit-$arch.log" \
 		"ci/expected-skips/kunit-$arch" || broken="$broken skips-kunit-$arch"
 	kunit_pass=$(( kunit_pass + $1 )) kunit_fail=$(( kunit_fail + $2 ))
@@ -62,6 +67,7 @@ else
 	broken="$broken build"
 fi
 echo "check: kselftest (guest): $ksft_pass passed, $ksft_fail failed, $ksft_skip skipped"
+echo "kselftest: $ksft_pass passed, $ksft_fail failed, $ksft_skip skipped" >>"$summary"
 
 # An unmodified libfuse3 file system over the ring (fuse-ring/).
 ring_pass=0 ring_fail=1
@@ -72,6 +78,7 @@ if [ -f "$bzimage" ]; then
 	ring_pass=${1:-0} ring_fail=${2:-1}
 fi
 echo "check: fuse-ring (guest): $ring_pass passed, $ring_fail failed"
+echo "fuse-ring: $ring_pass passed, $ring_fail failed" >>"$summary"
 
 passed=$(( kunit_pass + ksft_pass + ring_pass ))
 failed=$(( kunit_fail + ksft_fail + ring_fail ))
@@ -81,5 +88,11 @@ if [ -n "$broken" ] && [ "$failed" -eq 0 ]; then
 	failed=1
 fi
 echo "check: total $(( $(date +%s) - total_start ))s; failed stages:${broken:- none}"
+{
+	echo "total: $passed passed, $failed failed, $skipped skipped"
+	# series/ without its cover letters, which quote this file
+	echo "series: $(grep -v '^#' series/series | grep -v cover-letter |
+		sed 's|^|series/|' | xargs cat | sha256sum | cut -c1-12)"
+} >>"$summary"
 echo "$passed passed, $failed failed, $skipped skipped"
 [ "$failed" -eq 0 ]

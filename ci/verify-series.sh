@@ -1,7 +1,9 @@
 #!/bin/sh
 # Check that applying series/ to the pristine source gives exactly the tree
 # of TREE's HEAD (so nothing is left only in the build folder), and that the
-# MAINTAINERS entry the series adds is MAINTAINERS.snippet.
+# FUSE entry of MAINTAINERS, to which the series adds its files, is
+# MAINTAINERS.snippet; and that the README and the cover letter quote the
+# counts of the last make check (ci/check-counts.sh).
 # Usage: ci/verify-series.sh TREE SERIES_DIR
 set -eu
 tree=$(cd "$1" && pwd) series=$(cd "$2" && pwd)
@@ -21,10 +23,11 @@ if [ "$want" != "$got" ]; then
 	exit 1
 fi
 entry=$(git -C "$tree" show HEAD:MAINTAINERS |
-	sed -n '/^FUSE OVER IO_URING$/,/^$/p' | sed '/^$/d')
+	sed -n '/^FUSE: FILESYSTEM IN USERSPACE$/,/^$/p' | sed '/^$/d')
 if [ "$entry" != "$(cat "$series/../MAINTAINERS.snippet")" ]; then
-	echo "verify-series: the MAINTAINERS entry differs from MAINTAINERS.snippet:" >&2
+	echo "verify-series: the FUSE entry of MAINTAINERS differs from MAINTAINERS.snippet:" >&2
 	echo "$entry" | diff "$series/../MAINTAINERS.snippet" - >&2
 	exit 1
 fi
-echo "verify-series: series/ reproduces $tree; MAINTAINERS entry = MAINTAINERS.snippet"
+echo "verify-series: series/ reproduces $tree; FUSE entry = MAINTAINERS.snippet"
+sh "$(dirname "$0")/check-counts.sh" build/logs/summary.txt

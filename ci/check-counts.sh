@@ -1,0 +1,26 @@
+#!/bin/sh
+# The test counts the README and the cover letter quote must be those of
+# the last make check, which wrote them to SUMMARY (build/logs/summary.txt):
+# README.md holds SUMMARY's lines verbatim, indented, between the lines
+# "<!-- make check summary -->" and "<!-- end of make check summary -->";
+# series/cover.txt holds its kunit and kselftest lines.
+# Usage: ci/check-counts.sh SUMMARY
+set -eu
+summary=$1
+if [ ! -f "$summary" ]; then
+	echo "check-counts: no $summary (run make check): counts not checked"
+	exit 0
+fi
+quoted=$(sed -n '/^<!-- make check summary -->$/,/^<!-- end of make check summary -->$/p' \
+	README.md | sed '1d;$d;/^$/d;s/^    //')
+bad=0
+if [ "$quoted" != "$(cat "$summary")" ]; then
+	echo "check-counts: README.md quotes other counts than $summary:"
+	echo "$quoted" | diff - "$summary" || true
+	bad=1
+fi
+grep -E '^(kunit|kselftest)' "$summary" | while IFS= read -r line; do
+	grep -qF "$line" series/cover.txt || { echo "check-counts: series/cover.txt lacks \"$line\""; exit 1; }
+done || bad=1
+[ "$bad" -eq 0 ] && echo "check-counts: README.md and series/cover.txt quote $summary"
+exit "$bad"
