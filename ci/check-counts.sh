@@ -3,7 +3,8 @@
 # the last make check, which wrote them to SUMMARY (build/logs/summary.txt):
 # README.md holds SUMMARY's lines verbatim, indented, between the lines
 # "<!-- make check summary -->" and "<!-- end of make check summary -->";
-# series/cover.txt holds its kunit and kselftest lines.
+# series/cover.txt holds its kunit and kselftest lines; and series/ must
+# be what that make check ran.
 # Usage: ci/check-counts.sh SUMMARY
 set -eu
 summary=$1
@@ -14,6 +15,13 @@ fi
 quoted=$(sed -n '/^<!-- make check summary -->$/,/^<!-- end of make check summary -->$/p' \
 	README.md | sed '1d;$d;/^$/d;s/^    //')
 bad=0
+# The hash make check wrote (ci/check.sh): series/ without its cover letters
+now=$(grep -v '^#' series/series | grep -v cover-letter | sed 's|^|series/|' |
+	xargs cat | sha256sum | cut -c1-12)
+if ! grep -qx "series: $now" "$summary"; then
+	echo "check-counts: series/ changed since the make check of $summary: run it again"
+	bad=1
+fi
 if [ "$quoted" != "$(cat "$summary")" ]; then
 	echo "check-counts: README.md quotes other counts than $summary:"
 	echo "$quoted" | diff - "$summary" || true
