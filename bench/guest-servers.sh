@@ -9,7 +9,6 @@
 # BENCH_ASYNC_DIO and BENCH_WRITEBACK (0; 1 accepts FUSE_ASYNC_DIO,
 # FUSE_WRITEBACK_CACHE); backend holds them as server options.
 poll_param=/sys/module/fuse/parameters/dev_poll_us
-wake_param=/sys/module/fuse/parameters/wake_sync
 uring_param=/sys/module/fuse/parameters/enable_uring
 spid=
 backend=
@@ -34,17 +33,15 @@ wait_for() {
 is_mounted() { grep -q " $mnt " /proc/mounts; }
 
 start_server() {
-	poll_us=0 wake_sync=N
+	poll_us=0
 	case $1 in
 	dev-1) args="--transport dev --threads 1" ;;
 	dev-N) args="--transport dev --threads $ncpu" ;;
 	dev-1-poll) args="--transport dev --threads 1" poll_us=$poll ;;
 	dev-N-poll) args="--transport dev --threads $ncpu" poll_us=$poll ;;
-	dev-1-sync) args="--transport dev --threads 1" wake_sync=Y ;;
 	# the ring as fuse-ring/ runs it: each queue's thread on
 	# the queue's CPU; uring-free leaves their placement to the scheduler
 	uring) args="--transport uring --depth $depth --pin" ;;
-	uring-sync) args="--transport uring --depth $depth --pin" wake_sync=Y ;;
 	uring-free) args="--transport uring --depth $depth" ;;
 	# uring with the rings' task work set up otherwise (issue 24):
 	# COOP_TASKRUN + TASKRUN_FLAG, or SINGLE_ISSUER + DEFER_TASKRUN;
@@ -76,12 +73,11 @@ start_server() {
 		return
 		;;
 	esac
-	# dev_poll_us and wake_sync: the /dev/fuse knobs of the same series
+	# dev_poll_us: the /dev/fuse knob of the same series
 	if [ -w "$poll_param" ]; then
 		echo "$poll_us" >"$poll_param"
-		echo "$wake_sync" >"$wake_param"
-	elif [ "$poll_us" != 0 ] || [ "$wake_sync" != N ]; then
-		log "no $poll_param: the kernel lacks dev_poll_us and wake_sync"
+	elif [ "$poll_us" != 0 ]; then
+		log "no $poll_param: the kernel lacks dev_poll_us"
 	fi
 	if [ -w "$uring_param" ]; then
 		case $1 in uring*) echo 1 ;; *) echo 0 ;; esac >"$uring_param"

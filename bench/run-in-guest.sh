@@ -36,10 +36,10 @@
 # entries on that many queues; also libfuse-dev and
 # libfuse-ring, an unmodified libfuse3 passthrough through fuse-ring/ over
 # each transport; dev-1-poll and dev-N-poll,
-# /dev/fuse with dev_poll_us=BENCH_POLL_US (50), and dev-1-sync and
-# uring-sync, with wake_sync on; uring-free, the ring server with its
-# queue threads left to the scheduler), BENCH_PIN (0; 1 pins the /dev/fuse
-# server's threads and the load threads to CPUs as well), BENCH_DEPTH ring
+# /dev/fuse with dev_poll_us=BENCH_POLL_US (50); uring-free, the ring
+# server with its queue threads left to the scheduler), BENCH_PIN (0; 1
+# pins the /dev/fuse server's threads and the load threads to CPUs as
+# well), BENCH_DEPTH ring
 # entries per queue (2), BENCH_BONNIE_FILES (bonnie++ -n argument,
 # 30:1:1:10), BENCH_COST (0), and the backend the server simulates
 # (BENCH_LATENCY_US, BENCH_ASYNC_DIO, BENCH_WRITEBACK: guest-servers.sh).

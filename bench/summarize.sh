@@ -7,7 +7,7 @@
 #                       uring/dev-N, each transport as a fraction of the tmpfs
 #                       floor (with uring-1q in the runs: its ops/s,
 #                       uring-1q/dev-N and uring-1q/uring too); p50/p99 latencies; the other configurations
-#                       (dev-1-poll, uring-sync, ...) as ops/s and ratio to dev-1;
+#                       (dev-1-poll, uring-free, ...) as ops/s and ratio to dev-1;
 #                       MiB/s of the workloads with a fixed block size; the
 #                       cost per operation when RAW.tsv has cost rows
 #   OUTDIR/summary.png  clustered bars of ops/s normalised to dev-1 (gnuplot)
@@ -128,7 +128,7 @@ END {
 	}
 	if (!nother)
 		exit
-	# The other configurations (polling, wake_sync, libfuse, ...)
+	# The other configurations (polling, libfuse, ...)
 	print ""
 	print "Other configurations, ops/s and (in brackets) ratio to dev-1:"
 	print ""
