@@ -90,9 +90,7 @@ fi
 echo "check: total $(( $(date +%s) - total_start ))s; failed stages:${broken:- none}"
 {
 	echo "total: $passed passed, $failed failed, $skipped skipped"
-	# series/ without its cover letters, which quote this file
-	echo "series: $(grep -v '^#' series/series | grep -v cover-letter |
-		sed 's|^|series/|' | xargs cat | sha256sum | cut -c1-12)"
+	echo "series: $(sh ci/series-hash.sh)"
 } >>"$summary"
 echo "$passed passed, $failed failed, $skipped skipped"
 [ "$failed" -eq 0 ]
