@@ -11,7 +11,7 @@
 #   host's wall clock per run so far.
 # Environment: BENCH_ICOUNT=1 (QEMU -icount shift=0,sleep=off on
 #   single-threaded TCG: one virtual ns per guest instruction), GUEST_SMP
-#   (2), GUEST_TIMEOUT (1800), QEMU_ACCEL: as for ci/run-guest.sh.
+#   (2), GUEST_TIMEOUT (3600), QEMU_ACCEL: as for ci/run-guest.sh.
 set -eu
 bzimage=$1 initrd=$2 outfile=$3 script=$4
 shift 4
@@ -80,7 +80,7 @@ trap 'rm -f "$live"' EXIT
 trap 'exit 130' INT
 trap 'exit 143' TERM
 echo "bench: guest command: $cmd" >&2
-GUEST_SMP=${GUEST_SMP:-2} GUEST_TIMEOUT=${GUEST_TIMEOUT:-1800} \
+GUEST_SMP=${GUEST_SMP:-2} GUEST_TIMEOUT=${GUEST_TIMEOUT:-3600} \
 	GUEST_LOG=$(dirname "$outfile")/console.log GUEST_OUT=$live \
 	sh ci/run-guest.sh "$bzimage" "$initrd" "$cmd" >"$outfile" &
 guest=$!

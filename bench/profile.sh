@@ -15,7 +15,7 @@
 #   BENCH_WRITEBACK (see bench/run-latency.sh): passed to
 #   profile-in-guest.sh;
 #   BENCH_ICOUNT=0 for host time instead; BENCH_KERNEL, GUEST_SMP (2),
-#   GUEST_TIMEOUT (1800), QEMU_ACCEL: as for bench/run.sh.
+#   GUEST_TIMEOUT (3600), QEMU_ACCEL: as for bench/run.sh.
 set -eu
 here=$(cd "$(dirname "$0")" && pwd)
 top=$(dirname "$here")

@@ -24,7 +24,7 @@
 #     Turns BENCH_COST on unless BENCH_COST=0.
 #   BENCH_COST=1: the cost per operation table (instructions, context
 #     switches, IPIs; unpinned and with everything on CPU 0) in summary.md
-#   GUEST_SMP (2), GUEST_TIMEOUT (1800), QEMU_ACCEL: as for ci/run-guest.sh
+#   GUEST_SMP (2), GUEST_TIMEOUT (3600), QEMU_ACCEL: as for ci/run-guest.sh
 #   BENCH_OUT: where the results go (build/bench), with the staged
 #     binaries (stage/) and the guest image (initramfs.cpio.gz)
 #   BENCH_FIO=0, BENCH_BONNIE=0: leave fio / bonnie++ out of the image
