@@ -5,7 +5,8 @@
 set -eu
 packages="$1 build-essential bc bison flex libelf-dev libssl-dev dwarves
 	cpio kmod rsync xz-utils python3 git ccache sparse
-	qemu-system-x86 busybox-static liburing-dev libfuse3-dev"
+	qemu-system-x86 busybox-static liburing-dev libfuse3-dev
+	fuse3 fuse-overlayfs squashfuse squashfs-tools"
 missing=
 for p in $packages; do
 	name=${p%%=*}

@@ -34,6 +34,19 @@ ar rcs "$out/lib/libfuse-ring.a" $objs
 # shellcheck disable=SC2086
 $CC -shared -Wl,-soname,libfuse-ring.so.0 -o "$out/lib/libfuse-ring.so.0" $objs $LIBS
 ln -sf libfuse-ring.so.0 "$out/lib/libfuse-ring.so"
+# The preload: the same objects plus the interposers, exporting only
+# libfuse's session calls, under libfuse's own symbol versions.
+cat >"$out/obj/preload.map" <<'EOF'
+FUSE_3.0 { global: fuse_session_mount; fuse_session_unmount; fuse_session_loop;
+	fuse_session_receive_buf; fuse_session_loop_mt; local: *; };
+FUSE_3.2 { global: fuse_session_loop_mt_31; fuse_session_loop_mt_32; } FUSE_3.0;
+FUSE_3.12 { global: fuse_session_loop_mt_312; } FUSE_3.2;
+EOF
+# shellcheck disable=SC2086
+$CC $CFLAGS -c "$here/fuse_ring_preload.c" -o "$out/obj/fuse_ring_preload.o"
+# shellcheck disable=SC2086
+$CC -shared -Wl,-soname,libfuse-ring-preload.so -Wl,--version-script="$out/obj/preload.map" \
+	-o "$out/lib/libfuse-ring-preload.so" "$out/obj/fuse_ring_preload.o" $objs $LIBS -ldl
 cp "$here/fuse_ring.h" "$out/include/"
 sed "s|@PREFIX@|$out|" "$here/fuse-ring.pc.in" >"$out/lib/pkgconfig/fuse-ring.pc"
 
@@ -43,4 +56,4 @@ sed "s|@PREFIX@|$out|" "$here/fuse-ring.pc.in" >"$out/lib/pkgconfig/fuse-ring.pc
 $CC $CFLAGS -o "$out/bin/passthrough_ring" "$here/passthrough_ring.c" \
 	$(PKG_CONFIG_PATH="$out/lib/pkgconfig" pkg-config --cflags --static fuse-ring) \
 	"$out/lib/libfuse-ring.a" $LIBS
-echo "build.sh: built $out/lib/libfuse-ring.{a,so}, $out/lib/pkgconfig/fuse-ring.pc, $out/bin/passthrough_ring"
+echo "build.sh: built $out/lib/libfuse-ring.{a,so}, $out/lib/libfuse-ring-preload.so, $out/lib/pkgconfig/fuse-ring.pc, $out/bin/passthrough_ring"

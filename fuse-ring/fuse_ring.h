@@ -53,6 +53,8 @@ struct fuse_ring_opts {
 	 * yields to it. See the repository's README before turning it on.
 	 */
 	unsigned int poll_us;
+	/* Print no request counts at fuse_ring_unmount(). */
+	int no_stats;
 };
 
 #define FUSE_RING_SETUP_DEFER	0
@@ -79,7 +81,11 @@ struct fuse_ring_stats {
  * { .use_ring = 1 }. Returns 0, or -1 with a message on stderr.
  * The ring is set up after INIT; if the kernel does not offer it (module
  * parameter enable_uring off, or no transport), a message says so and the
- * session keeps working over /dev/fuse.
+ * session keeps working over /dev/fuse. Without the ring (use_ring 0, or
+ * enable_uring off at mount) libfuse keeps its own I/O.
+ * Handlers run in the threads of the session loop the server calls, as
+ * over /dev/fuse: fuse_session_loop() runs one at a time,
+ * fuse_session_loop_mt() up to its max_threads.
  */
 FUSE_RING_API int fuse_ring_mount(struct fuse_session *se, const char *mountpoint,
 		    const struct fuse_ring_opts *opts);

@@ -39,6 +39,9 @@ struct fr_ent {
 	unsigned int register_tries;
 	struct fr_ent *hash_next;	/* session hash: unique -> entry */
 	struct fr_ent *commit_next;	/* queue's hand-over list */
+	struct fr_ent *ready_next;	/* session's list of received requests */
+	char *req;			/* the request rebuilt in /dev/fuse layout */
+	size_t req_len;
 };
 
 struct fr_queue {
@@ -58,6 +61,7 @@ struct fr_queue {
 	int stop;
 	uint64_t requests, commits;	/* atomics */
 	uint64_t poll_hits;		/* atomic: see fuse_ring_stats */
+	unsigned int served;		/* requests, for FUSE_RING_FAULT */
 };
 
 struct fr_session {
@@ -66,6 +70,7 @@ struct fr_session {
 	int ring_fd;			/* our dup of it for the ring's commands:
 					   fuse_session_unmount() closes fd first */
 	struct fuse_ring_opts opts;
+	int io_installed;		/* custom I/O in place (ring wanted) */
 
 	uint64_t init_unique;		/* INIT request being answered */
 	int init_seen;
@@ -76,6 +81,18 @@ struct fr_session {
 	size_t payload_max;
 	unsigned int nr_queues;
 	struct fr_queue *queues;
+
+	/*
+	 * Requests the queue threads received, for the session loop's
+	 * threads to take through the read callback: libfuse's own loop
+	 * runs every handler, so the server's threading model holds.
+	 * ready_efd (semaphore mode) counts them; wake_efd wakes every
+	 * reader once the session is exiting.
+	 */
+	pthread_mutex_t ready_lock;
+	struct fr_ent *ready_head, *ready_tail;
+	int ready_efd, wake_efd;
+	unsigned int nr_dead_queues;	/* atomic: queues that stopped serving */
 
 	pthread_mutex_t hash_lock;
 	struct fr_ent **hash;
@@ -95,6 +112,19 @@ void fr_queues_stop(struct fr_session *s);	/* stop and join the threads */
 void fr_queues_destroy(struct fr_session *s);	/* free rings and buffers */
 ssize_t fr_queue_reply(struct fr_ent *ent, const struct iovec *iov, int count);
 void fr_report_fallback(struct fr_session *s, const char *why);
+void fr_ready_push(struct fr_session *s, struct fr_ent *ent);
+void fr_session_fail(struct fr_session *s, const char *why);
+
+/* fuse_ring_session.c: libfuse's mount calls (the preload sets these) */
+extern int (*fr_real_mount)(struct fuse_session *se, const char *mountpoint);
+extern void (*fr_real_unmount)(struct fuse_session *se);
+/* Mount and record a session; the custom I/O comes with fr_install(). */
+struct fr_session *fr_mount(struct fuse_session *se, const char *mountpoint,
+			    const struct fuse_ring_opts *opts);
+int fr_install(struct fr_session *s);
+struct fr_session *fr_by_se(struct fuse_session *se);
+int fr_ring_param_off(void);
+void fr_explain_no_offer(struct fr_session *s);
 
 /* fuse_ring_hash.c */
 int fr_hash_init(struct fr_session *s, unsigned int nr_ents);

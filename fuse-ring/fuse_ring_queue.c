@@ -163,7 +163,6 @@ static void fr_serve(struct fr_queue *q, struct fr_ent *ent)
 {
 	struct fr_session *s = q->s;
 	uint64_t commit_id = ent->hdr->ring_ent_in_out.commit_id;
-	struct fuse_buf fb = { .fd = -1 };
 	char *start;
 	size_t len;
 
@@ -184,11 +183,12 @@ static void fr_serve(struct fr_queue *q, struct fr_ent *ent)
 	}
 	ent->unique = commit_id;
 	ent->state = FR_ENT_IN_FS;
+	ent->req = start;
+	ent->req_len = len;
 	fr_hash_add(s, ent);
 	fr_inc(&q->requests);
-	fb.size = len;
-	fb.mem = start;
-	fuse_session_process_buf(s->se, &fb);
+	q->served++;
+	fr_ready_push(s, ent);
 }
 
 static void fr_backoff(unsigned int tries)
@@ -233,11 +233,83 @@ static void fr_ent_completed(struct fr_queue *q, struct fr_ent *ent, int res)
 	}
 }
 
+/*
+ * FUSE_RING_FAULT=enable|submit[:N] (tests only): the ring's enable fails,
+ * or io_uring_submit_and_wait() fails once the queue served N requests.
+ */
+static int fr_fault(struct fr_queue *q, const char *what)
+{
+	const char *f = getenv("FUSE_RING_FAULT");
+	size_t n = strlen(what);
+
+	if (!f || strncmp(f, what, n) || (f[n] && f[n] != ':'))
+		return 0;
+	return !f[n] || q->served >= strtoul(f + n + 1, NULL, 10);
+}
+
 /* io_uring_enable_rings(), which liburing 2.3 declares but does not have */
 static int fr_ring_enable(struct fr_queue *q)
 {
+	if (fr_fault(q, "enable")) {
+		errno = EPERM;
+		return -1;
+	}
 	return syscall(__NR_io_uring_register, q->ring.ring_fd,
 		       IORING_REGISTER_ENABLE_RINGS, NULL, 0);
+}
+
+/*
+ * A REGISTER the kernel refuses (no iovecs) turns the ring off for the
+ * connection while no queue has registered: requests waiting for the ring
+ * go through /dev/fuse. Sent from a ring of its own, since the queue's
+ * could not be used.
+ */
+static void fr_refuse_ring(struct fr_queue *q)
+{
+	struct fuse_uring_cmd_req req = { .qid = q->qid };
+	struct io_uring_sqe *sqe;
+	struct io_uring_cqe *cqe;
+	struct io_uring tmp;
+
+	if (io_uring_queue_init(2, &tmp, IORING_SETUP_SQE128))
+		return;
+	sqe = io_uring_get_sqe(&tmp);
+	io_uring_prep_rw(IORING_OP_URING_CMD, sqe, q->s->ring_fd, NULL, 0, 0);
+	sqe->cmd_op = FUSE_IO_URING_CMD_REGISTER;
+	memset(sqe->cmd, 0, 80);
+	memcpy(sqe->cmd, &req, sizeof(req));
+	if (io_uring_submit_and_wait(&tmp, 1) == 1 && io_uring_peek_cqe(&tmp, &cqe) == 0)
+		io_uring_cqe_seen(&tmp, cqe);
+	io_uring_queue_exit(&tmp);
+}
+
+/*
+ * Queue thread: its ring cannot serve. Closing the ring ends its commands
+ * (the kernel moves their requests to an error or to another queue). If
+ * it never registered (@before_register), refuse the ring so that nothing
+ * waits for it; when every queue is gone, serve over /dev/fuse if no
+ * queue ever registered, else end the session.
+ */
+static void fr_queue_dead(struct fr_queue *q, const char *why, int before_register)
+{
+	struct fr_session *s = q->s;
+	unsigned int dead;
+
+	if (before_register)
+		fr_refuse_ring(q);
+	if (q->ring_ok) {
+		io_uring_queue_exit(&q->ring);
+		q->ring_ok = 0;
+	}
+	dead = __atomic_add_fetch(&s->nr_dead_queues, 1, __ATOMIC_ACQ_REL);
+	if (dead < s->nr_queues) {
+		fprintf(stderr, "fuse-ring: %s; the other queues serve its CPU\n", why);
+		return;
+	}
+	if (before_register)
+		fr_report_fallback(s, why);
+	else
+		fr_session_fail(s, why);
 }
 
 static uint64_t fr_now_ns(void)
@@ -298,7 +370,7 @@ static void *fr_queue_main(void *arg)
 
 		snprintf(why, sizeof(why), "enabling the ring of queue %u failed: %s",
 			 q->qid, strerror(errno));
-		fr_report_fallback(q->s, why);
+		fr_queue_dead(q, why, 1);
 		return NULL;
 	}
 
@@ -316,10 +388,15 @@ static void *fr_queue_main(void *arg)
 		} else {
 			ret = io_uring_submit_and_wait(&q->ring, 1);
 		}
+		if (fr_fault(q, "submit"))
+			ret = -EFAULT;
 		if (ret < 0 && ret != -EINTR && ret != -EAGAIN && ret != -EBUSY) {
-			fprintf(stderr, "fuse-ring: queue %u: io_uring_submit_and_wait: %s\n",
-				q->qid, strerror(-ret));
-			break;
+			char why[96];
+
+			snprintf(why, sizeof(why), "queue %u: io_uring_submit_and_wait: %s",
+				 q->qid, strerror(-ret));
+			fr_queue_dead(q, why, 0);
+			return NULL;
 		}
 		while (io_uring_peek_cqe(&q->ring, &cqe) == 0) {
 			uint64_t ud = io_uring_cqe_get_data64(cqe);

@@ -16,6 +16,14 @@
  * --single       fuse_session_loop() instead of fuse_session_loop_mt().
  * --poll-us=N    each queue thread looks for its next request up to N us
  *                before it sleeps (fuse_ring_opts.poll_us; off by default).
+ * --splice       init() wants SPLICE_READ|WRITE|MOVE (as fuse-overlayfs
+ *                does) and READ replies splice from the file.
+ * --clone-fd     the threaded loop gives each thread its own /dev/fuse fd.
+ * --max-threads=N  the threaded loop's max_threads.
+ * --exit-name=N  a LOOKUP of N calls fuse_session_exit() (ENOENT).
+ * A LOOKUP of "barrier-K-ID" waits until K such LOOKUPs are in handlers at
+ * once (5 s at most) and logs "barrier met" or "barrier timed out".
+ * At exit the server logs the most handlers it ran at once.
  */
 #define _GNU_SOURCE
 #define FUSE_USE_VERSION 312
@@ -67,10 +75,19 @@ static struct {
 	pthread_mutex_t job_lock;
 	pthread_cond_t job_cond;
 	struct pt_job *jobs, **jobs_tail;
+	struct fuse_session *se;
+	const char *exit_name;
+	int splice;
+	unsigned int active, max_active;	/* handlers running now, at most */
+	pthread_mutex_t barrier_lock;
+	pthread_cond_t barrier_cond;
+	unsigned int barrier_in, barrier_gen;
 } pt = {
 	.lock = PTHREAD_MUTEX_INITIALIZER,
 	.job_lock = PTHREAD_MUTEX_INITIALIZER,
 	.job_cond = PTHREAD_COND_INITIALIZER,
+	.barrier_lock = PTHREAD_MUTEX_INITIALIZER,
+	.barrier_cond = PTHREAD_COND_INITIALIZER,
 	.timeout = 1.0,
 };
 
@@ -234,8 +251,50 @@ static void pt_reply_lookup(fuse_req_t req, fuse_ino_t parent, const char *name)
 		fuse_reply_entry(req, &e);
 }
 
+/*
+ * "barrier-K-ID": wait until K of these are in handlers together, which
+ * only a server that runs K handlers at once can reach.
+ */
+static void pt_barrier(fuse_req_t req, unsigned int k)
+{
+	struct timespec end;
+	unsigned int gen;
+	int met = 1;
+
+	clock_gettime(CLOCK_REALTIME, &end);
+	end.tv_sec += 5;
+	pthread_mutex_lock(&pt.barrier_lock);
+	gen = pt.barrier_gen;
+	if (++pt.barrier_in >= k) {
+		pt.barrier_in = 0;
+		pt.barrier_gen++;
+		pthread_cond_broadcast(&pt.barrier_cond);
+	}
+	while (gen == pt.barrier_gen && met)
+		met = pthread_cond_timedwait(&pt.barrier_cond, &pt.barrier_lock, &end) == 0;
+	if (gen == pt.barrier_gen) {
+		pt.barrier_in--;
+		met = 0;
+	} else {
+		met = 1;
+	}
+	pthread_mutex_unlock(&pt.barrier_lock);
+	fprintf(stderr, "passthrough_ring: barrier %s (%u)\n", met ? "met" : "timed out", k);
+	fuse_reply_err(req, ENOENT);
+}
+
 static void pt_lookup_now(fuse_req_t req, fuse_ino_t parent, const char *name)
 {
+	if (!strncmp(name, "barrier-", 8)) {
+		pt_barrier(req, atoi(name + 8));
+		return;
+	}
+	if (pt.exit_name && !strcmp(name, pt.exit_name)) {
+		fprintf(stderr, "passthrough_ring: fuse_session_exit() from a handler\n");
+		fuse_session_exit(pt.se);
+		fuse_reply_err(req, ENOENT);
+		return;
+	}
 	if (pt.slow_name && strcmp(name, pt.slow_name) == 0) {
 		pt_slow_lookup(req);
 		return;
@@ -464,6 +523,15 @@ static void pt_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
 	struct pt_job *job;
 
 	(void)ino;
+	if (pt.splice) {
+		struct fuse_bufvec buf = FUSE_BUFVEC_INIT(size);
+
+		buf.buf[0].flags = FUSE_BUF_IS_FD | FUSE_BUF_FD_SEEK;
+		buf.buf[0].fd = fi->fh;
+		buf.buf[0].pos = off;
+		fuse_reply_data(req, &buf, FUSE_BUF_SPLICE_MOVE);
+		return;
+	}
 	if (!pt.async) {
 		pt_read_now(req, fi->fh, size, off);
 		return;
@@ -648,32 +716,92 @@ static void pt_statfs(fuse_req_t req, fuse_ino_t ino)
 		fuse_reply_statfs(req, &sv);
 }
 
+static void pt_init(void *userdata, struct fuse_conn_info *conn)
+{
+	(void)userdata;
+	/* as fuse-overlayfs: wanted whatever libfuse says it can */
+	if (pt.splice)
+		conn->want |= FUSE_CAP_SPLICE_READ | FUSE_CAP_SPLICE_WRITE | FUSE_CAP_SPLICE_MOVE;
+}
+
+/* Count the handlers running at once, whatever thread runs them. */
+static void pt_enter(void)
+{
+	unsigned int n = __atomic_add_fetch(&pt.active, 1, __ATOMIC_SEQ_CST);
+	unsigned int m = __atomic_load_n(&pt.max_active, __ATOMIC_RELAXED);
+
+	while (n > m && !__atomic_compare_exchange_n(&pt.max_active, &m, n, 0,
+						     __ATOMIC_RELAXED, __ATOMIC_RELAXED))
+		;
+}
+
+static void pt_leave(void)
+{
+	__atomic_sub_fetch(&pt.active, 1, __ATOMIC_SEQ_CST);
+}
+
+#define PT_WRAP(name, params, args) \
+	static void w_##name params { pt_enter(); pt_##name args; pt_leave(); }
+
+PT_WRAP(lookup, (fuse_req_t r, fuse_ino_t p, const char *n), (r, p, n))
+PT_WRAP(forget, (fuse_req_t r, fuse_ino_t i, uint64_t n), (r, i, n))
+PT_WRAP(forget_multi, (fuse_req_t r, size_t c, struct fuse_forget_data *f), (r, c, f))
+PT_WRAP(getattr, (fuse_req_t r, fuse_ino_t i, struct fuse_file_info *f), (r, i, f))
+PT_WRAP(setattr, (fuse_req_t r, fuse_ino_t i, struct stat *a, int v, struct fuse_file_info *f),
+	(r, i, a, v, f))
+PT_WRAP(readlink, (fuse_req_t r, fuse_ino_t i), (r, i))
+PT_WRAP(mknod, (fuse_req_t r, fuse_ino_t p, const char *n, mode_t m, dev_t d), (r, p, n, m, d))
+PT_WRAP(mkdir, (fuse_req_t r, fuse_ino_t p, const char *n, mode_t m), (r, p, n, m))
+PT_WRAP(symlink, (fuse_req_t r, const char *l, fuse_ino_t p, const char *n), (r, l, p, n))
+PT_WRAP(link, (fuse_req_t r, fuse_ino_t i, fuse_ino_t p, const char *n), (r, i, p, n))
+PT_WRAP(unlink, (fuse_req_t r, fuse_ino_t p, const char *n), (r, p, n))
+PT_WRAP(rmdir, (fuse_req_t r, fuse_ino_t p, const char *n), (r, p, n))
+PT_WRAP(rename, (fuse_req_t r, fuse_ino_t p, const char *n, fuse_ino_t np, const char *nn,
+		 unsigned int f), (r, p, n, np, nn, f))
+PT_WRAP(open, (fuse_req_t r, fuse_ino_t i, struct fuse_file_info *f), (r, i, f))
+PT_WRAP(create, (fuse_req_t r, fuse_ino_t p, const char *n, mode_t m, struct fuse_file_info *f),
+	(r, p, n, m, f))
+PT_WRAP(read, (fuse_req_t r, fuse_ino_t i, size_t s, off_t o, struct fuse_file_info *f),
+	(r, i, s, o, f))
+PT_WRAP(write, (fuse_req_t r, fuse_ino_t i, const char *b, size_t s, off_t o,
+		struct fuse_file_info *f), (r, i, b, s, o, f))
+PT_WRAP(flush, (fuse_req_t r, fuse_ino_t i, struct fuse_file_info *f), (r, i, f))
+PT_WRAP(release, (fuse_req_t r, fuse_ino_t i, struct fuse_file_info *f), (r, i, f))
+PT_WRAP(fsync, (fuse_req_t r, fuse_ino_t i, int d, struct fuse_file_info *f), (r, i, d, f))
+PT_WRAP(opendir, (fuse_req_t r, fuse_ino_t i, struct fuse_file_info *f), (r, i, f))
+PT_WRAP(readdir, (fuse_req_t r, fuse_ino_t i, size_t s, off_t o, struct fuse_file_info *f),
+	(r, i, s, o, f))
+PT_WRAP(releasedir, (fuse_req_t r, fuse_ino_t i, struct fuse_file_info *f), (r, i, f))
+PT_WRAP(fsyncdir, (fuse_req_t r, fuse_ino_t i, int d, struct fuse_file_info *f), (r, i, d, f))
+PT_WRAP(statfs, (fuse_req_t r, fuse_ino_t i), (r, i))
+
 static const struct fuse_lowlevel_ops pt_ops = {
-	.lookup = pt_lookup,
-	.forget = pt_forget,
-	.forget_multi = pt_forget_multi,
-	.getattr = pt_getattr,
-	.setattr = pt_setattr,
-	.readlink = pt_readlink,
-	.mknod = pt_mknod,
-	.mkdir = pt_mkdir,
-	.symlink = pt_symlink,
-	.link = pt_link,
-	.unlink = pt_unlink,
-	.rmdir = pt_rmdir,
-	.rename = pt_rename,
-	.open = pt_open,
-	.create = pt_create,
-	.read = pt_read,
-	.write = pt_write,
-	.flush = pt_flush,
-	.release = pt_release,
-	.fsync = pt_fsync,
-	.opendir = pt_opendir,
-	.readdir = pt_readdir,
-	.releasedir = pt_releasedir,
-	.fsyncdir = pt_fsyncdir,
-	.statfs = pt_statfs,
+	.init = pt_init,
+	.lookup = w_lookup,
+	.forget = w_forget,
+	.forget_multi = w_forget_multi,
+	.getattr = w_getattr,
+	.setattr = w_setattr,
+	.readlink = w_readlink,
+	.mknod = w_mknod,
+	.mkdir = w_mkdir,
+	.symlink = w_symlink,
+	.link = w_link,
+	.unlink = w_unlink,
+	.rmdir = w_rmdir,
+	.rename = w_rename,
+	.open = w_open,
+	.create = w_create,
+	.read = w_read,
+	.write = w_write,
+	.flush = w_flush,
+	.release = w_release,
+	.fsync = w_fsync,
+	.opendir = w_opendir,
+	.readdir = w_readdir,
+	.releasedir = w_releasedir,
+	.fsyncdir = w_fsyncdir,
+	.statfs = w_statfs,
 };
 
 static void pt_usage(const char *prog)
@@ -681,6 +809,7 @@ static void pt_usage(const char *prog)
 	fprintf(stderr,
 		"usage: %s [--ring|--no-ring] [--depth=N] [--queues=N] [--setup=defer|plain|coop]\n"
 		"       [--poll-us=N] [--async] [--slow-name=NAME] [--single] [--verbose]\n"
+		"       [--splice] [--clone-fd] [--max-threads=N] [--exit-name=NAME]\n"
 		"       [libfuse options]\n"
 		"       SOURCE_DIR MOUNTPOINT\n", prog);
 }
@@ -721,7 +850,7 @@ int main(int argc, char *argv[])
 	struct fuse_args args = FUSE_ARGS_INIT(0, NULL);
 	const char *source = NULL, *mnt = NULL;
 	struct fuse_session *se;
-	int i, single = 0, ret = 1;
+	int i, single = 0, clone_fd = 0, max_threads = 0, ret = 1;
 
 	fuse_opt_add_arg(&args, argv[0]);
 	for (i = 1; i < argc; i++) {
@@ -749,6 +878,14 @@ int main(int argc, char *argv[])
 			pt.slow_name = a + 12;
 		else if (!strcmp(a, "--single"))
 			single = 1;
+		else if (!strcmp(a, "--splice"))
+			pt.splice = 1;
+		else if (!strcmp(a, "--clone-fd"))
+			clone_fd = 1;
+		else if (!strncmp(a, "--max-threads=", 14))
+			max_threads = atoi(a + 14);
+		else if (!strncmp(a, "--exit-name=", 12))
+			pt.exit_name = a + 12;
 		else if (!strcmp(a, "--verbose"))
 			ro.verbose = 1;
 		else if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
@@ -793,6 +930,7 @@ int main(int argc, char *argv[])
 	se = fuse_session_new(&args, &pt_ops, sizeof(pt_ops), NULL);
 	if (!se)
 		goto out_args;
+	pt.se = se;
 	if (fuse_set_signal_handlers(se) != 0)
 		goto out_session;
 	if (fuse_ring_mount(se, mnt, &ro) != 0)
@@ -804,6 +942,9 @@ int main(int argc, char *argv[])
 	} else {
 		struct fuse_loop_config *cfg = fuse_loop_cfg_create();
 
+		fuse_loop_cfg_set_clone_fd(cfg, clone_fd);
+		if (max_threads)
+			fuse_loop_cfg_set_max_threads(cfg, max_threads);
 		ret = fuse_session_loop_mt(se, cfg);
 		fuse_loop_cfg_destroy(cfg);
 	}
@@ -819,6 +960,7 @@ out_session:
 	fuse_session_destroy(se);
 out_args:
 	fuse_opt_free_args(&args);
+	fprintf(stderr, "passthrough_ring: max concurrent handlers: %u\n", pt.max_active);
 	fprintf(stderr, "passthrough_ring: exit %d\n", ret ? 1 : 0);
 	return ret ? 1 : 0;
 }

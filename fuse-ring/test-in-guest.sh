@@ -13,6 +13,14 @@ sizes="0 1 511 4095 4096 4097 65536 131073 1048576 1048577 3000001"
 npass=0
 nfail=0
 
+# FUSE_RING_ONLY="tag ...": run only these (tags of run_transport,
+# sigterm_test, exit_test, or the other test functions' names).
+want() {
+	[ -z "${FUSE_RING_ONLY:-}" ] && return 0
+	case " $FUSE_RING_ONLY " in *" $1 "*) return 0 ;; esac
+	return 1
+}
+
 ok() { npass=$((npass + 1)); echo "PASS: $*"; }
 bad() { nfail=$((nfail + 1)); echo "FAIL: $*"; }
 check() { # description command...
@@ -166,6 +174,40 @@ interrupt_test() {
 	wait "$sp" 2>/dev/null
 }
 
+handlers_max() {
+	sed -n 's/^passthrough_ring: max concurrent handlers: //p' "$srv_log"
+}
+
+# barrier_round K MASK...: K LOOKUPs of barrier-K-*, caller i pinned to
+# the CPU mask MASK[i]; each handler waits (5 s at most) until all K are
+# in handlers at once. Sets met to the number that were.
+barrier_round() {
+	k=$1
+	shift
+	before=$(grep -c "barrier met ($k)" "$srv_log")
+	pids=
+	i=0
+	for m in "$@"; do
+		i=$((i + 1))
+		# a directory each: the kernel serialises LOOKUPs in one directory
+		mkdir -p "$mnt/bar$i"
+		taskset "$m" stat "$mnt/bar$i/barrier-$k-$i" >/dev/null 2>&1 &
+		pids="$pids $!"
+	done
+	for p in $pids; do wait "$p"; done
+	met=$(($(grep -c "barrier met ($k)" "$srv_log") - before))
+	rmdir "$mnt"/bar*
+}
+
+# The threaded loop runs max_threads (6) blocking handlers at once, and a
+# handler waiting for a request of its own CPU gets it.
+concurrency_test() {
+	barrier_round 6 1 2 1 2 1 2
+	check "$tag: 6 blocking handlers at once (max_threads 6)" [ "$met" -eq 6 ]
+	barrier_round 2 1 1
+	check "$tag: a handler waiting for a request of its CPU gets it" [ "$met" -eq 2 ]
+}
+
 # Server over TRANSPORT (--ring/--no-ring) with EXTRA args, full workload.
 run_transport() {
 	tag=$1
@@ -178,6 +220,9 @@ run_transport() {
 	workload
 	interrupt_test
 	drop_caches
+	case "$mode $* " in
+	*" --max-threads="*) concurrency_test ;;
+	esac
 	echo "$tag: workload took $(($(date +%s) - t0)) s"
 	stop_by_umount
 	ring=$(stat_of ring)
@@ -194,9 +239,18 @@ run_transport() {
 		check "$tag: no request through the ring" [ "${ring:-1}" -eq 0 ]
 		check "$tag: transport /dev/fuse" grep -q "transport=/dev/fuse" "$srv_log"
 	fi
-	check "$tag: FORGET served" [ "${forget:-0}" -gt 0 ]
-	check "$tag: INTERRUPT reached the server" [ "${intr:-0}" -gt 0 ]
+	if [ "$mode" = --ring ]; then
+		check "$tag: FORGET served" [ "${forget:-0}" -gt 0 ]
+		check "$tag: INTERRUPT reached the server" [ "${intr:-0}" -gt 0 ]
+	else
+		# no ring: libfuse keeps its own I/O, nothing of ours counts
+		check "$tag: libfuse's own I/O" grep -q "libfuse's own I/O" "$srv_log"
+	fi
 	check "$tag: interrupted LOOKUP answered EINTR" grep -q "slow LOOKUP interrupted" "$srv_log"
+	case "$mode $* " in
+	*" --single "*) check "$tag: one handler at a time (FORGET, INTERRUPT included)" \
+		[ "$(handlers_max)" = 1 ] ;;
+	esac
 	case "$mode $* " in
 	"--ring"*" --async "*) check "$tag: replies from other threads reached their entries" [ "${foreign:-0}" -gt 0 ] ;;
 	"--ring"*" --queues=1 "*) check "$tag: one queue served every CPU" [ "$(stat_of queues)" = 1 ] ;;
@@ -239,6 +293,211 @@ sigterm_test() {
 	echo "---"
 }
 
+# fuse_session_exit() in a handler ends the loop: the server exits by itself.
+exit_test() {
+	tag=$1
+	shift
+	echo "=== $tag: fuse_session_exit() from a handler ($*)"
+	start_server "$tag" "$@" --exit-name=stopnow || { bad "$tag: mount"; return; }
+	stat "$mnt/stopnow" >/dev/null 2>&1
+	if wait_gone "$srv_pid" 20; then
+		wait "$srv_pid"
+		check "$tag: the loop ended, server exited 0" [ $? -eq 0 ]
+	else
+		bad "$tag: server still running 20 s after fuse_session_exit()"
+		kill -9 "$srv_pid"
+	fi
+	check "$tag: mount gone" sh -c "! grep -q ' $mnt ' /proc/mounts"
+	umount -l "$mnt" 2>/dev/null
+	cat "$srv_log"
+}
+
+# FUSE_RING_FAULT=enable: no queue can enable its ring after INIT accepted
+# it; the mount must be served over /dev/fuse, not hang.
+fault_enable_test() {
+	tag=fault-enable
+	echo "=== $tag: FUSE_RING_FAULT=enable passthrough_ring --ring"
+	export FUSE_RING_FAULT=enable
+	start_server "$tag" --ring || { bad "$tag: mount"; unset FUSE_RING_FAULT; return; }
+	unset FUSE_RING_FAULT
+	timeout 60 cp "$ref/r1048577" "$mnt/f"
+	check "$tag: write did not hang" [ $? -ne 124 ]
+	drop_caches
+	check "$tag: data through /dev/fuse" timeout 60 cmp "$ref/r1048577" "$mnt/f"
+	rm -f "$mnt/f"
+	stop_by_umount
+	check "$tag: stderr says it falls back" grep -q "enabling the ring of queue.*falling back to /dev/fuse" "$srv_log"
+	check "$tag: nothing through the ring" [ "$(stat_of ring)" = 0 ]
+}
+
+# FUSE_RING_FAULT=submit:N: the only queue fails fatally after N requests;
+# the mount must fail cleanly (callers get errors, the server exits), not hang.
+fault_submit_test() {
+	tag=fault-submit
+	echo "=== $tag: FUSE_RING_FAULT=submit:40 passthrough_ring --ring --queues=1"
+	export FUSE_RING_FAULT=submit:40
+	start_server "$tag" --ring --queues=1 || { bad "$tag: mount"; unset FUSE_RING_FAULT; return; }
+	unset FUSE_RING_FAULT
+	timeout 60 sh -c "for i in \$(seq 1 50); do cp $ref/r4097 $mnt/f\$i; done" 2>/dev/null
+	check "$tag: callers did not hang" [ $? -ne 124 ]
+	if wait_gone "$srv_pid" 30; then
+		wait "$srv_pid"
+		ok "$tag: server exited"
+	else
+		bad "$tag: server still running 30 s after its queue failed"
+		kill -9 "$srv_pid"
+	fi
+	umount -l "$mnt" 2>/dev/null
+	cat "$srv_log"
+	check "$tag: stderr says the session ends" grep -q "no queue left to serve the ring: ending the session" "$srv_log"
+	check "$tag: stderr claims no fallback" sh -c "! grep -q 'falling back' $srv_log"
+}
+
+# ---- Debian's packaged file systems under the preload ----
+preload=/fuse-ring/libfuse-ring-preload.so
+tree=/fuse-ring/tree
+image=/fuse-ring/tree.sqfs
+
+# pkg_start TAG PRELOAD(0/1) CMD...: run a packaged server in the foreground
+pkg_start() {
+	tag=$1
+	use=$2
+	shift 2
+	mnt=$work/mnt-$tag
+	srv_log=$work/server-$tag.log
+	mkdir -p "$mnt"
+	if [ "$use" != 0 ]; then
+		FUSE_RING_STATS=1 LD_PRELOAD=$preload "$@" "$mnt" >"$srv_log" 2>&1 &
+	else
+		"$@" "$mnt" >"$srv_log" 2>&1 &
+	fi
+	srv_pid=$!
+	n=0
+	while ! mounted "$mnt"; do
+		n=$((n + 1))
+		if [ "$n" -gt 100 ] || ! kill -0 "$srv_pid" 2>/dev/null; then
+			echo "server $tag did not mount:"
+			cat "$srv_log"
+			return 1
+		fi
+		sleep 0.1
+	done
+}
+
+# pkg_stop HOW: unmount with HOW (umount, fusermount3 -u); the server exits 0
+pkg_stop() {
+	check "$tag: $1" $1 "$mnt"
+	if wait_gone "$srv_pid" 20; then
+		wait "$srv_pid"
+		check "$tag: server exited 0" [ $? -eq 0 ]
+	else
+		bad "$tag: server still running 20 s after $1"
+		kill -9 "$srv_pid"
+	fi
+	echo "--- server log ($tag)"
+	cat "$srv_log"
+	echo "---"
+}
+
+# pkg_transport USE: the stats line shows the ring (1), or there is none (0)
+pkg_transport() {
+	if [ "$1" = 1 ]; then
+		check "$tag: requests went through the ring" [ "$(stat_of ring)" -gt 0 ]
+		check "$tag: transport io_uring" grep -q "transport=io_uring" "$srv_log"
+	else
+		check "$tag: no fuse-ring at all" sh -c "! grep -q fuse-ring $srv_log"
+	fi
+}
+
+# every file of the tree, compared through the mount
+same_tree() { # DIR
+	(cd "$tree" && find . -type f) | while IFS= read -r f; do
+		cmp "$tree/$f" "$1/$f" || exit 1
+	done && [ "$(cd "$tree" && find . | wc -l)" -eq "$(cd "$1" && find . | wc -l)" ] &&
+		[ "$(readlink "$1/a/link")" = sub0/f1 ]
+}
+
+squashfuse_test() { # TAG USE BINARY [ARGS]
+	t=$1
+	use=$2
+	shift 2
+	echo "=== $t: $* (preload: $use)"
+	pkg_start "$t" "$use" "$@" -f "$image" || { bad "$t: mount"; return; }
+	drop_caches
+	check "$tag: every file of the image" same_tree "$mnt"
+	pkg_stop umount
+	pkg_transport "$use"
+}
+
+overlay_test() { # TAG USE [UNMOUNT]
+	t=$1
+	use=$2
+	how=${3:-umount}
+	echo "=== $t: fuse-overlayfs (preload: $use)"
+	o=$work/ovl-$t
+	mkdir -p "$o/lower" "$o/upper" "$o/work"
+	cp -a "$tree/." "$o/lower/"
+	pkg_start "$t" "$use" fuse-overlayfs -f -o "lowerdir=$o/lower,upperdir=$o/upper,workdir=$o/work" ||
+		{ bad "$t: mount"; return; }
+	check "$tag: lower tree through the overlay" same_tree "$mnt"
+	cp "$ref/r131073" "$mnt/new" && sync
+	check "$tag: new file in the upper dir" cmp "$ref/r131073" "$o/upper/new"
+	cat "$ref/r4097" >>"$mnt/a/sub0/f2"
+	cat "$tree/a/sub0/f2" "$ref/r4097" >"$work/expect"
+	check "$tag: copy-up on write" cmp "$work/expect" "$o/upper/a/sub0/f2"
+	check "$tag: lower file untouched" cmp "$tree/a/sub0/f2" "$o/lower/a/sub0/f2"
+	rm "$mnt/b/sub1/f3"
+	check "$tag: delete hides the lower file" [ ! -e "$mnt/b/sub1/f3" ]
+	check "$tag: whiteout in the upper dir" [ -e "$o/upper/b/sub1/f3" -o -c "$o/upper/b/sub1/.wh.f3" -o -c "$o/upper/b/sub1/f3" ]
+	check "$tag: lower file kept" [ -e "$o/lower/b/sub1/f3" ]
+	mv "$mnt/c/sub2/f4" "$mnt/c/sub2/moved"
+	check "$tag: rename" cmp "$tree/c/sub2/f4" "$mnt/c/sub2/moved"
+	check "$tag: readdir after rename" [ "$(ls "$mnt/c/sub2" | grep -c '^f')" -eq 9 ]
+	mkdir "$mnt/untar"
+	(cd "$tree" && tar cf - .) | (cd "$mnt/untar" && tar xf -)
+	drop_caches
+	check "$tag: a tree untarred through the overlay" same_tree "$mnt/untar"
+	rm -r "$mnt/untar" "$mnt/new"
+	check "$tag: unlink of the untarred tree" [ ! -e "$mnt/untar" ]
+	pkg_stop "$how"
+	pkg_transport "$use"
+}
+
+preload_tests() {
+	echo 1 >"$param"
+	squashfuse_test sqfs-ll-ring 1 squashfuse_ll
+	squashfuse_test sqfs-ring 1 squashfuse
+	squashfuse_test sqfs-single-ring 1 squashfuse -s
+	squashfuse_test sqfs-ll-dev 0 squashfuse_ll
+	overlay_test ovl-ring 1
+	overlay_test ovl-ring-fusermount 1 "fusermount3 -u"
+	overlay_test ovl-dev 0
+	# the preload switched off: libfuse alone
+	export FUSE_RING=0
+	squashfuse_test sqfs-ll-off off squashfuse_ll
+	unset FUSE_RING
+	# the ring off in the kernel: the preload says so and uses /dev/fuse
+	echo 0 >"$param"
+	tag=ovl-fallback
+	overlay_fallback
+	echo 1 >"$param"
+}
+
+overlay_fallback() {
+	echo "=== $tag: fuse-overlayfs under the preload, enable_uring=0"
+	o=$work/ovl-$tag
+	mkdir -p "$o/lower" "$o/upper" "$o/work"
+	cp -a "$tree/." "$o/lower/"
+	pkg_start "$tag" 1 fuse-overlayfs -f -o "lowerdir=$o/lower,upperdir=$o/upper,workdir=$o/work" ||
+		{ bad "$tag: mount"; return; }
+	check "$tag: lower tree through the overlay" same_tree "$mnt"
+	cp "$ref/r65536" "$mnt/new"
+	check "$tag: write" cmp "$ref/r65536" "$o/upper/new"
+	pkg_stop umount
+	check "$tag: one line says why" [ "$(grep -c 'falling back to /dev/fuse' "$srv_log")" -eq 1 ]
+	check "$tag: transport /dev/fuse" grep -q "transport=/dev/fuse" "$srv_log"
+}
+
 fallback_test() {
 	tag=fallback
 	echo "=== fallback: enable_uring=0, passthrough_ring --ring"
@@ -265,17 +524,25 @@ mount -t tmpfs fr "$work"
 make_refs
 
 echo 1 >"$param"
-run_transport ring --ring
-run_transport ring-async --ring --async
-run_transport ring-single --ring --single
-run_transport ring-1q --ring --queues=1
-run_transport ring-1q-poll --ring --queues=1 --poll-us=50
-run_transport dev --no-ring
-run_transport dev-async --no-ring --async
-sigterm_test term-ring 0 --ring
-sigterm_test term-ring-busy 1 --ring
-sigterm_test term-dev 0 --no-ring
-fallback_test
+want ring && run_transport ring --ring --max-threads=6
+want ring-async && run_transport ring-async --ring --async
+want ring-single && run_transport ring-single --ring --single
+want ring-clonefd && run_transport ring-clonefd --ring --clone-fd
+want ring-splice && run_transport ring-splice --ring --splice
+want ring-1q && run_transport ring-1q --ring --queues=1
+want ring-1q-poll && run_transport ring-1q-poll --ring --queues=1 --poll-us=50
+want dev && run_transport dev --no-ring --max-threads=6
+want dev-async && run_transport dev-async --no-ring --async
+want dev-splice && run_transport dev-splice --no-ring --splice
+want term-ring && sigterm_test term-ring 0 --ring
+want term-ring-busy && sigterm_test term-ring-busy 1 --ring
+want term-dev && sigterm_test term-dev 0 --no-ring
+want fallback_test && fallback_test
+want exit-ring && exit_test exit-ring --ring
+want exit-ring-single && exit_test exit-ring-single --ring --single
+want fault_enable_test && fault_enable_test
+want fault_submit_test && fault_submit_test
+want preload_tests && preload_tests
 
 echo "fuse-ring-test: $npass passed, $nfail failed"
 [ "$nfail" -eq 0 ]
