@@ -43,6 +43,8 @@ static int fr_is_fuse_dev(int fd)
  */
 static struct fr_session *fr_by_fd(int fd)
 {
+	static __thread struct fr_session *clone_s;	/* this thread's clone */
+	static __thread int clone_fd = -1;
 	struct fr_session *s, *only = NULL;
 	int i, n = 0;
 
@@ -55,8 +57,13 @@ static struct fr_session *fr_by_fd(int fd)
 		only = s;
 		n++;
 	}
-	if (n == 1 && fr_is_fuse_dev(fd))
+	if (n == 1 && fd == clone_fd && only == clone_s)
 		return only;
+	if (n == 1 && fr_is_fuse_dev(fd)) {
+		clone_fd = fd;
+		clone_s = only;
+		return only;
+	}
 	if (n > 1 && fr_is_fuse_dev(fd)) {
 		static int warned;
 
