@@ -4,9 +4,9 @@
  * distribution's unmodified libfuse3 doing all operation dispatch.
  *
  * Use: call fuse_ring_mount() where you would call fuse_session_mount(),
- * run fuse_session_loop() or fuse_session_loop_mt() as usual (it serves
- * /dev/fuse: INIT, FORGET, INTERRUPT, and everything when the ring is not
- * in use), then call fuse_ring_unmount() where you would call
+ * run fuse_session_loop() or fuse_session_loop_mt() as usual (its threads
+ * take the requests of the ring and of /dev/fuse and run every handler),
+ * then call fuse_ring_unmount() where you would call
  * fuse_session_unmount(), before fuse_session_destroy().
  */
 #ifndef FUSE_RING_H

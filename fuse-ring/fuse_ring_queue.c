@@ -303,7 +303,8 @@ static void fr_queue_dead(struct fr_queue *q, const char *why, int before_regist
 	}
 	dead = __atomic_add_fetch(&s->nr_dead_queues, 1, __ATOMIC_ACQ_REL);
 	if (dead < s->nr_queues) {
-		fprintf(stderr, "fuse-ring: %s; the other queues serve its CPU\n", why);
+		fprintf(stderr, "fuse-ring: %s; %u of %u queues left\n", why,
+			s->nr_queues - dead, s->nr_queues);
 		return;
 	}
 	if (before_register)

@@ -1,7 +1,8 @@
 /*
  * The session side: mount through libfuse, install the custom I/O
  * callbacks, watch the INIT exchange on /dev/fuse, turn the ring on in the
- * INIT reply, route replies by unique, count requests per transport.
+ * INIT reply, feed the ring's requests to libfuse's loop, route replies by
+ * unique, count requests per transport.
  */
 #define _GNU_SOURCE
 #include <errno.h>
