@@ -470,6 +470,26 @@ overlay_test() { # TAG USE [UNMOUNT]
 	pkg_transport "$use"
 }
 
+# Daemonised (no -f): fuse_daemonize() forks after the mount; the ring must
+# be set up in the child that serves.
+daemon_test() {
+	tag=sqfs-ll-daemon
+	mnt=$work/mnt-$tag
+	mkdir -p "$mnt"
+	echo "=== $tag: squashfuse_ll, daemonised, under the preload"
+	if ! LD_PRELOAD=$preload squashfuse_ll "$image" "$mnt"; then
+		bad "$tag: mount"
+		return
+	fi
+	check "$tag: mounted when the parent returned" mounted "$mnt"
+	check "$tag: every file of the image" same_tree "$mnt"
+	pid=$(pidof squashfuse_ll)
+	check "$tag: the serving process has its rings" \
+		sh -c "ls -l /proc/$pid/fd | grep -q io_uring"
+	check "$tag: umount" umount "$mnt"
+	check "$tag: daemon exited" wait_gone "$pid" 20
+}
+
 preload_tests() {
 	echo 1 >"$param"
 	squashfuse_test sqfs-ll-ring 1 squashfuse_ll
@@ -477,6 +497,7 @@ preload_tests() {
 	squashfuse_test sqfs-single-ring 1 squashfuse -s
 	squashfuse_test sqfs-splice-ring 1 squashfuse -o splice_read,splice_write,splice_move
 	squashfuse_test sqfs-ll-dev 0 squashfuse_ll
+	daemon_test
 	overlay_test ovl-ring 1
 	overlay_test ovl-ring-fusermount 1 "fusermount3 -u"
 	overlay_test ovl-dev 0
