@@ -501,7 +501,6 @@ preload_tests() {
 	squashfuse_test sqfs-ll-ring 1 squashfuse_ll
 	squashfuse_test sqfs-ring 1 squashfuse
 	squashfuse_test sqfs-single-ring 1 squashfuse -s
-	squashfuse_test sqfs-splice-ring 1 squashfuse -o splice_read,splice_write,splice_move
 	squashfuse_test sqfs-ll-dev 0 squashfuse_ll
 	daemon_test
 	overlay_test ovl-ring 1
