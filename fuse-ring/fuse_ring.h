@@ -24,10 +24,11 @@ struct fuse_ring_opts {
 	/* Ring entries per queue; 0: default 4 */
 	unsigned int queue_depth;
 	/*
-	 * Queues to register; 0: one per possible CPU. Fewer are spread over
-	 * the online CPUs; the kernel (6.12 with this series) serves the
-	 * other CPUs from the nearest queue. Kernels that need every queue
-	 * serve nothing until each has an entry: keep 0 there.
+	 * Queues to register; 0: one per CPU this process may run on
+	 * (sched_getaffinity()); fewer are spread over those CPUs. The kernel
+	 * (6.12 with this series) serves the other CPUs from the nearest
+	 * queue. Kernels that serve nothing until every possible CPU has a
+	 * queue need the number of possible CPUs (or more) here.
 	 */
 	unsigned int nr_queues;
 	/* Print what the library does to stderr. */

@@ -1,4 +1,4 @@
-/* Which queues to register: by default one per possible CPU (nr_cpu_ids). */
+/* Which queues to register: by default one per CPU the process may run on. */
 #define _GNU_SOURCE
 #include <sched.h>
 #include <stdio.h>
@@ -35,30 +35,33 @@ unsigned int fr_possible_cpus(void)
 }
 
 /*
- * The queue IDs (CPU numbers) of @want queues among @possible: all of them
- * for 0 or at least @possible, else spread evenly over the CPUs this
- * process may run on (the online ones), so that each serves a share of
- * its neighbours. Returns the number of IDs written to @ids.
+ * The queue IDs (CPU numbers) to register. 0: one per CPU among @possible
+ * that this process may run on (a cpuset or a container may allow two of a
+ * machine's hundred; the kernel serves the other CPUs from the nearest
+ * queue). @possible or more: every possible CPU, for kernels that serve
+ * nothing until each has a queue. Else @want spread evenly over the allowed
+ * CPUs, each serving a share of its neighbours. Returns the number of IDs
+ * written to @ids.
  */
 unsigned int fr_queue_ids(unsigned int want, unsigned int possible,
 			  unsigned int *ids)
 {
-	unsigned int online[CPU_SETSIZE], nr_online = 0, i;
+	unsigned int allowed[CPU_SETSIZE], nr_allowed = 0, i;
 	cpu_set_t set;
 
-	if (want && want < possible && !sched_getaffinity(0, sizeof(set), &set)) {
+	if (want < possible && !sched_getaffinity(0, sizeof(set), &set)) {
 		for (i = 0; i < possible && i < CPU_SETSIZE; i++)
 			if (CPU_ISSET(i, &set))
-				online[nr_online++] = i;
+				allowed[nr_allowed++] = i;
 	}
-	if (!want || want >= possible || !nr_online) {
+	if (!nr_allowed) {
 		for (i = 0; i < possible; i++)
 			ids[i] = i;
 		return possible;
 	}
-	if (want > nr_online)
-		want = nr_online;
+	if (!want || want > nr_allowed)
+		want = nr_allowed;
 	for (i = 0; i < want; i++)
-		ids[i] = online[i * nr_online / want];
+		ids[i] = allowed[i * nr_allowed / want];
 	return want;
 }

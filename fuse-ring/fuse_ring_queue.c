@@ -1,5 +1,5 @@
 /*
- * The io_uring queues: one per possible CPU, each with its own ring, thread
+ * The io_uring queues: one per allowed CPU, each with its own ring, thread
  * and entries. The queue thread is the only one that touches its ring (all
  * commands are issued by it, so they live as long as it does); replies from
  * other threads are handed over through a list and an eventfd.

@@ -2,7 +2,8 @@
 # Runs in the test guest (busybox sh, as root): the example passthrough_ring
 # over the io_uring transport and over /dev/fuse, a data-integrity workload
 # on each, shutdown by umount and by SIGTERM, INTERRUPT and FORGET, and the
-# fallback message with enable_uring=0.
+# fallback message with enable_uring=0, and packaged file systems under the
+# preload.
 # Expects /fuse-ring/passthrough_ring. Prints "fuse-ring-test: N passed, M failed".
 set -u
 bin=${FUSE_RING_BIN:-/fuse-ring/passthrough_ring}
@@ -53,7 +54,7 @@ start_server() {
 	mnt=$work/mnt-$tag
 	srv_log=$work/server-$tag.log
 	mkdir -p "$back" "$mnt"
-	"$bin" "$@" "$back" "$mnt" >"$srv_log" 2>&1 &
+	${srv_wrap:-} "$bin" "$@" "$back" "$mnt" >"$srv_log" 2>&1 &
 	srv_pid=$!
 	n=0
 	while ! mounted "$mnt"; do
@@ -323,6 +324,24 @@ exit_test() {
 	cat "$srv_log"
 }
 
+# A server allowed on CPU 0 only registers one queue (its affinity, not
+# every possible CPU), and CPU 1's requests reach it.
+affinity_test() {
+	tag=ring-affinity
+	echo "=== $tag: taskset 1 passthrough_ring --ring"
+	[ "$(nproc)" -ge 2 ] || { bad "$tag: needs 2 CPUs, the guest has $(nproc)"; return; }
+	srv_wrap="taskset 1"
+	start_server "$tag" --ring || { bad "$tag: mount"; srv_wrap=; return; }
+	srv_wrap=
+	check "$tag: write from CPU 1" taskset 2 cp "$ref/r131073" "$mnt/f"
+	drop_caches
+	check "$tag: read from CPU 1" taskset 2 cmp "$ref/r131073" "$mnt/f"
+	rm -f "$mnt/f"
+	stop_by_umount
+	check "$tag: one queue, for the one allowed CPU" [ "$(stat_of queues)" = 1 ]
+	check "$tag: requests went through the ring" [ "$(stat_of ring)" -gt 0 ]
+}
+
 # FUSE_RING_FAULT=enable: no queue can enable its ring after INIT accepted
 # it; the mount must be served over /dev/fuse, not hang.
 fault_enable_test() {
@@ -412,14 +431,19 @@ pkg_stop() {
 	echo "---"
 }
 
-# pkg_transport USE: the stats line shows the ring (1), or there is none (0)
+# pkg_transport USE: the stats line shows the ring (1), the fallback with
+# one line saying why (fallback), or there is no fuse-ring at all (0, off)
 pkg_transport() {
-	if [ "$1" = 1 ]; then
+	case $1 in
+	1)
 		check "$tag: requests went through the ring" [ "$(stat_of ring)" -gt 0 ]
-		check "$tag: transport io_uring" grep -q "transport=io_uring" "$srv_log"
-	else
-		check "$tag: no fuse-ring at all" sh -c "! grep -q fuse-ring $srv_log"
-	fi
+		check "$tag: transport io_uring" grep -q "transport=io_uring" "$srv_log" ;;
+	fallback)
+		check "$tag: one line says why" [ "$(grep -c 'falling back to /dev/fuse' "$srv_log")" -eq 1 ]
+		check "$tag: transport /dev/fuse" grep -q "transport=/dev/fuse" "$srv_log" ;;
+	*)
+		check "$tag: no fuse-ring at all" sh -c "! grep -q fuse-ring $srv_log" ;;
+	esac
 }
 
 # every file of the tree, compared through the mount
@@ -496,6 +520,51 @@ daemon_test() {
 	check "$tag: daemon exited" wait_gone "$pid" 20
 }
 
+# kill -9 of fuse-overlayfs while four writers create files in it: each
+# writer ends with the error a dead /dev/fuse server gives (ENOTCONN, or
+# ECONNABORTED for a request in flight), new requests get ENOTCONN, and
+# umount works.
+kill_test() { # TAG USE
+	t=$1
+	use=$2
+	echo "=== $t: kill -9 of fuse-overlayfs under load (preload: $use)"
+	o=$work/ovl-$t
+	mkdir -p "$o/lower" "$o/upper" "$o/work"
+	pkg_start "$t" "$use" fuse-overlayfs -f -o "lowerdir=$o/lower,upperdir=$o/upper,workdir=$o/work" ||
+		{ bad "$t: mount"; return; }
+	pids=
+	for i in 1 2 3 4; do
+		sh -c "n=0; while cp $ref/r65536 $mnt/k$i-\$n; do n=\$((n + 1)); done" \
+			2>"$work/kill-$t-$i.err" &
+		pids="$pids $!"
+	done
+	n=0
+	while [ "$(ls "$o/upper" | wc -l)" -lt 40 ] && [ "$n" -lt 600 ]; do
+		n=$((n + 1))
+		sleep 0.1
+	done
+	check "$tag: the writers were busy" [ "$(ls "$o/upper" | wc -l)" -ge 40 ]
+	kill -9 "$srv_pid"
+	i=0
+	for p in $pids; do
+		i=$((i + 1))
+		if wait_gone "$p" 20; then
+			wait "$p"
+			check "$tag: writer $i saw an error" [ -s "$work/kill-$t-$i.err" ]
+		else
+			bad "$tag: writer $i still running 20 s after the kill"
+		fi
+	done
+	cat "$work"/kill-"$t"-*.err
+	check "$tag: only ENOTCONN or ECONNABORTED" sh -c "! cat $work/kill-$t-*.err |
+		grep -v -e 'Transport endpoint is not connected' -e 'Software caused connection abort'"
+	sh -c ": >$mnt/after" 2>"$work/kill-$t-after.err"
+	check "$tag: a new request gets ENOTCONN" grep -q 'Transport endpoint is not connected' "$work/kill-$t-after.err"
+	wait "$srv_pid" 2>/dev/null
+	check "$tag: umount" umount "$mnt"
+	cat "$srv_log"
+}
+
 preload_tests() {
 	echo 1 >"$param"
 	squashfuse_test sqfs-ll-ring 1 squashfuse_ll
@@ -512,24 +581,11 @@ preload_tests() {
 	unset FUSE_RING
 	# the ring off in the kernel: the preload says so and uses /dev/fuse
 	echo 0 >"$param"
-	tag=ovl-fallback
-	overlay_fallback
+	squashfuse_test sqfs-ll-fallback fallback squashfuse_ll
+	overlay_test ovl-fallback fallback
 	echo 1 >"$param"
-}
-
-overlay_fallback() {
-	echo "=== $tag: fuse-overlayfs under the preload, enable_uring=0"
-	o=$work/ovl-$tag
-	mkdir -p "$o/lower" "$o/upper" "$o/work"
-	cp -a "$tree/." "$o/lower/"
-	pkg_start "$tag" 1 fuse-overlayfs -f -o "lowerdir=$o/lower,upperdir=$o/upper,workdir=$o/work" ||
-		{ bad "$tag: mount"; return; }
-	check "$tag: lower tree through the overlay" same_tree "$mnt"
-	cp "$ref/r65536" "$mnt/new"
-	check "$tag: write" cmp "$ref/r65536" "$o/upper/new"
-	pkg_stop umount
-	check "$tag: one line says why" [ "$(grep -c 'falling back to /dev/fuse' "$srv_log")" -eq 1 ]
-	check "$tag: transport /dev/fuse" grep -q "transport=/dev/fuse" "$srv_log"
+	kill_test kill-ring 1
+	kill_test kill-dev 0
 }
 
 fallback_test() {
@@ -574,6 +630,7 @@ want term-dev && sigterm_test term-dev 0 --no-ring
 want fallback_test && fallback_test
 want exit-ring && exit_test exit-ring --ring
 want exit-ring-single && exit_test exit-ring-single --ring --single
+want affinity_test && affinity_test
 want fault_enable_test && fault_enable_test
 want fault_submit_test && fault_submit_test
 want preload_tests && preload_tests
