@@ -20,7 +20,7 @@ export CCACHE_MAXSIZE ?= 10G
 export CCACHE_BASEDIR := $(CURDIR)
 export CCACHE_NOHASHDIR := 1
 
-.PHONY: check check-kcsan check-flakes check-patches run run-latency profile guest deps tree tree-rebuild series \
+.PHONY: check check-kcsan check-flakes check-patches run run-latency run-packaged profile guest deps tree tree-rebuild series \
 	verify-series submission kernel bench-kernel kcsan-kernel selftests initramfs \
 	kunit kunit-x86
 
@@ -59,6 +59,12 @@ run: bench-kernel initramfs
 run-latency: bench-kernel initramfs
 	BENCH_KERNEL=$(BENCH_OBJ)/arch/x86/boot/bzImage \
 	BENCH_UAPI_INCLUDE=$(CURDIR)/$(KSFT_OBJ)/usr/include sh bench/run-latency.sh
+
+# Debian's packaged file systems (squashfuse_ll, fuse-overlayfs) over the
+# ring with the fuse-ring preload against /dev/fuse (bench/packaged.sh).
+run-packaged: bench-kernel initramfs
+	BENCH_KERNEL=$(BENCH_OBJ)/arch/x86/boot/bzImage \
+	BENCH_UAPI_INCLUDE=$(CURDIR)/$(KSFT_OBJ)/usr/include sh bench/packaged.sh
 
 # Where the guest's CPU time goes per transport: perf in the guest, under
 # -icount (bench/profile.sh).
