@@ -56,4 +56,6 @@ sed "s|@PREFIX@|$out|" "$here/fuse-ring.pc.in" >"$out/lib/pkgconfig/fuse-ring.pc
 $CC $CFLAGS -o "$out/bin/passthrough_ring" "$here/passthrough_ring.c" \
 	$(PKG_CONFIG_PATH="$out/lib/pkgconfig" pkg-config --cflags --static fuse-ring) \
 	"$out/lib/libfuse-ring.a" $LIBS
-echo "build.sh: built $out/lib/libfuse-ring.{a,so}, $out/lib/libfuse-ring-preload.so, $out/lib/pkgconfig/fuse-ring.pc, $out/bin/passthrough_ring"
+# shellcheck disable=SC2086
+$CC $CFLAGS -o "$out/bin/xattr_tool" "$here/xattr_tool.c"
+echo "build.sh: built $out/lib/libfuse-ring.{a,so}, $out/lib/libfuse-ring-preload.so, $out/lib/pkgconfig/fuse-ring.pc, $out/bin/passthrough_ring, $out/bin/xattr_tool"

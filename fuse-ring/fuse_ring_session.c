@@ -20,6 +20,7 @@
 
 #define FR_MAX_SESSIONS 16
 #define FR_DEFAULT_DEPTH 4
+#define FR_XATTR_MAX 65536	/* XATTR_SIZE_MAX, XATTR_LIST_MAX */
 #define FR_ENABLE_PARAM "/sys/module/fuse/parameters/enable_uring"
 
 static struct fr_session *fr_sessions[FR_MAX_SESSIONS];
@@ -318,6 +319,7 @@ static ssize_t fr_splice_receive(int fdin, off_t *offin, int fdout, off_t *offou
 	}
 }
 
+/* The kernel's largest request or reply payload on the ring. */
 static size_t fr_max_payload(const struct fuse_init_out *io)
 {
 	long page = sysconf(_SC_PAGESIZE);
@@ -351,6 +353,14 @@ static ssize_t fr_reply_init(struct fr_session *s, int fd, const struct iovec *i
 	if (s->opts.use_ring && oh->error == 0 && len >= sizeof(*oh) + sizeof(*io)) {
 		if (!s->kernel_offers) {
 			fr_explain_no_offer(s);
+		} else if (fr_max_payload(io) < FR_XATTR_MAX) {
+			char why[192];
+
+			/* /dev/fuse takes such replies whatever max_write is */
+			snprintf(why, sizeof(why),
+				 "the ring's largest reply (%zu bytes: max_write, max_pages) is below the 64 KiB a getxattr or listxattr may answer",
+				 fr_max_payload(io));
+			fr_report_fallback(s, why);
 		} else {
 			s->payload_max = fr_max_payload(io);
 			ret = fr_queues_prepare(s);

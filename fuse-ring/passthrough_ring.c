@@ -21,6 +21,7 @@
  * --clone-fd     the threaded loop gives each thread its own /dev/fuse fd.
  * --max-threads=N  the threaded loop's max_threads.
  * --exit-name=N  a LOOKUP of N calls fuse_session_exit() (ENOENT).
+ * --max-write=N  init() sets max_write (and so libfuse's max_pages) to N.
  * A LOOKUP of "barrier-K-ID" waits until K such LOOKUPs are in handlers at
  * once (5 s at most) and logs "barrier met" or "barrier timed out".
  * At exit the server logs the most handlers it ran at once.
@@ -28,6 +29,7 @@
 #define _GNU_SOURCE
 #define FUSE_USE_VERSION 312
 #include <fuse_lowlevel.h>
+#include <sys/xattr.h>
 
 #include <dirent.h>
 #include <errno.h>
@@ -78,6 +80,7 @@ static struct {
 	struct fuse_session *se;
 	const char *exit_name;
 	int splice;
+	unsigned int max_write;
 	unsigned int active, max_active;	/* handlers running now, at most */
 	pthread_mutex_t barrier_lock;
 	pthread_cond_t barrier_cond;
@@ -716,9 +719,62 @@ static void pt_statfs(fuse_req_t req, fuse_ino_t ino)
 		fuse_reply_statfs(req, &sv);
 }
 
+/* ---- extended attributes ---- */
+
+static void pt_getxattr(fuse_req_t req, fuse_ino_t ino, const char *name, size_t size)
+{
+	char path[64], *buf = NULL;
+	ssize_t n;
+
+	pt_proc_path(path, sizeof(path), pt_fd(ino));
+	if (size && !(buf = malloc(size))) {
+		fuse_reply_err(req, ENOMEM);
+		return;
+	}
+	n = getxattr(path, name, buf, size);
+	if (n == -1)
+		fuse_reply_err(req, errno);
+	else if (!size)
+		fuse_reply_xattr(req, n);
+	else
+		fuse_reply_buf(req, buf, n);
+	free(buf);
+}
+
+static void pt_listxattr(fuse_req_t req, fuse_ino_t ino, size_t size)
+{
+	char path[64], *buf = NULL;
+	ssize_t n;
+
+	pt_proc_path(path, sizeof(path), pt_fd(ino));
+	if (size && !(buf = malloc(size))) {
+		fuse_reply_err(req, ENOMEM);
+		return;
+	}
+	n = listxattr(path, buf, size);
+	if (n == -1)
+		fuse_reply_err(req, errno);
+	else if (!size)
+		fuse_reply_xattr(req, n);
+	else
+		fuse_reply_buf(req, buf, n);
+	free(buf);
+}
+
+static void pt_setxattr(fuse_req_t req, fuse_ino_t ino, const char *name, const char *value,
+			size_t size, int flags)
+{
+	char path[64];
+
+	pt_proc_path(path, sizeof(path), pt_fd(ino));
+	fuse_reply_err(req, setxattr(path, name, value, size, flags) == -1 ? errno : 0);
+}
+
 static void pt_init(void *userdata, struct fuse_conn_info *conn)
 {
 	(void)userdata;
+	if (pt.max_write)
+		conn->max_write = pt.max_write;
 	/* as fuse-overlayfs: wanted whatever libfuse says it can */
 	if (pt.splice)
 		conn->want |= FUSE_CAP_SPLICE_READ | FUSE_CAP_SPLICE_WRITE | FUSE_CAP_SPLICE_MOVE;
@@ -774,6 +830,10 @@ PT_WRAP(readdir, (fuse_req_t r, fuse_ino_t i, size_t s, off_t o, struct fuse_fil
 PT_WRAP(releasedir, (fuse_req_t r, fuse_ino_t i, struct fuse_file_info *f), (r, i, f))
 PT_WRAP(fsyncdir, (fuse_req_t r, fuse_ino_t i, int d, struct fuse_file_info *f), (r, i, d, f))
 PT_WRAP(statfs, (fuse_req_t r, fuse_ino_t i), (r, i))
+PT_WRAP(getxattr, (fuse_req_t r, fuse_ino_t i, const char *n, size_t s), (r, i, n, s))
+PT_WRAP(listxattr, (fuse_req_t r, fuse_ino_t i, size_t s), (r, i, s))
+PT_WRAP(setxattr, (fuse_req_t r, fuse_ino_t i, const char *n, const char *v, size_t s, int f),
+	(r, i, n, v, s, f))
 
 static const struct fuse_lowlevel_ops pt_ops = {
 	.init = pt_init,
@@ -802,6 +862,9 @@ static const struct fuse_lowlevel_ops pt_ops = {
 	.releasedir = w_releasedir,
 	.fsyncdir = w_fsyncdir,
 	.statfs = w_statfs,
+	.getxattr = w_getxattr,
+	.listxattr = w_listxattr,
+	.setxattr = w_setxattr,
 };
 
 static void pt_usage(const char *prog)
@@ -809,7 +872,7 @@ static void pt_usage(const char *prog)
 	fprintf(stderr,
 		"usage: %s [--ring|--no-ring] [--depth=N] [--queues=N] [--setup=defer|plain|coop]\n"
 		"       [--poll-us=N] [--async] [--slow-name=NAME] [--single] [--verbose]\n"
-		"       [--splice] [--clone-fd] [--max-threads=N] [--exit-name=NAME]\n"
+		"       [--splice] [--clone-fd] [--max-threads=N] [--exit-name=NAME] [--max-write=N]\n"
 		"       [libfuse options]\n"
 		"       SOURCE_DIR MOUNTPOINT\n", prog);
 }
@@ -884,6 +947,8 @@ int main(int argc, char *argv[])
 			clone_fd = 1;
 		else if (!strncmp(a, "--max-threads=", 14))
 			max_threads = atoi(a + 14);
+		else if (!strncmp(a, "--max-write=", 12))
+			pt.max_write = atoi(a + 12);
 		else if (!strncmp(a, "--exit-name=", 12))
 			pt.exit_name = a + 12;
 		else if (!strcmp(a, "--verbose"))

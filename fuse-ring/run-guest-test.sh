@@ -15,7 +15,7 @@ cpio=$repo/build/fuse-ring-initramfs.cpio.gz
 sh "$here/build.sh" "$out"
 rm -rf "$stage"
 mkdir -p "$stage/fuse-ring"
-cp "$out/bin/passthrough_ring" "$here/test-in-guest.sh" "$stage/fuse-ring/"
+cp "$out/bin/passthrough_ring" "$out/bin/xattr_tool" "$here/test-in-guest.sh" "$stage/fuse-ring/"
 # glibc dlopens libgcc_s for pthread_cancel (fuse_session_loop_mt's
 # shutdown); ldd does not list it, so the harness would not copy it.
 gcc_s=$(ldconfig -p | awk '/libgcc_s.so.1 .*x86-64/ { print $NF; exit }')

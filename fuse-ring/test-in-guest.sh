@@ -324,6 +324,38 @@ exit_test() {
 	cat "$srv_log"
 }
 
+# Attributes of 10000 and 65536 bytes set on the backing file read and
+# listed through the mount, one of 2000 bytes set through it. getxattr and
+# listxattr may answer 64 KiB whatever max_write is: with max_write 65536
+# the ring takes that; with 4096 (max_pages 1) its replies could not, and
+# the session stays on /dev/fuse saying why, as /dev/fuse takes them.
+xattr_test() { # TAG MODE MAX_WRITE
+	tag=$1
+	echo "=== $tag: passthrough_ring $2 --max-write=$3, xattrs up to 64 KiB"
+	start_server "$tag" "$2" --max-write="$3" || { bad "$tag: mount"; return; }
+	: >"$back/x"
+	for size in 10000 65536; do
+		if ! /fuse-ring/xattr_tool set "$back/x" "user.big$size" "$size"; then
+			bad "$tag: no user xattrs on the backing dir"
+			continue
+		fi
+		check "$tag: getxattr and listxattr of $size bytes" \
+			/fuse-ring/xattr_tool check "$mnt/x" "user.big$size" "$size"
+	done
+	check "$tag: setxattr of 2000 bytes" /fuse-ring/xattr_tool set "$mnt/x" user.small 2000
+	check "$tag: ... on the backing file" /fuse-ring/xattr_tool check "$back/x" user.small 2000
+	rm -f "$mnt/x"
+	stop_by_umount
+	case "$2 $3" in
+	"--ring 65536")
+		check "$tag: transport io_uring" grep -q "transport=io_uring" "$srv_log"
+		check "$tag: requests went through the ring" [ "$(stat_of ring)" -gt 0 ] ;;
+	"--ring "*)
+		check "$tag: one line says why" grep -q "below the 64 KiB a getxattr.*falling back to /dev/fuse" "$srv_log"
+		check "$tag: transport /dev/fuse" grep -q "transport=/dev/fuse" "$srv_log" ;;
+	esac
+}
+
 # A server allowed on CPU 0 only registers one queue (its affinity, not
 # every possible CPU), and CPU 1's requests reach it.
 affinity_test() {
@@ -630,6 +662,9 @@ want term-dev && sigterm_test term-dev 0 --no-ring
 want fallback_test && fallback_test
 want exit-ring && exit_test exit-ring --ring
 want exit-ring-single && exit_test exit-ring-single --ring --single
+want xattr-ring && xattr_test xattr-ring --ring 65536
+want xattr-small && xattr_test xattr-small --ring 4096
+want xattr-dev && xattr_test xattr-dev --no-ring 4096
 want affinity_test && affinity_test
 want fault_enable_test && fault_enable_test
 want fault_submit_test && fault_submit_test
