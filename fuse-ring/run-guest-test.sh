@@ -31,5 +31,5 @@ done
 sh "$here/make-tree.sh" "$stage/fuse-ring/tree"
 mksquashfs "$stage/fuse-ring/tree" "$stage/fuse-ring/tree.sqfs" -noappend -quiet -no-progress >/dev/null
 sh "$repo/initramfs/build.sh" "$cpio" "$stage"
-GUEST_TIMEOUT=${GUEST_TIMEOUT:-900} GUEST_LOG=${GUEST_LOG:-$repo/build/fuse-ring-console.log} \
+GUEST_TIMEOUT=${GUEST_TIMEOUT:-1800} GUEST_LOG=${GUEST_LOG:-$repo/build/fuse-ring-console.log} \
 	sh "$repo/ci/run-guest.sh" "$kernel" "$cpio" "FUSE_RING_ONLY='${FUSE_RING_ONLY:-}' sh /fuse-ring/test-in-guest.sh"
