@@ -200,6 +200,28 @@ static void fr_ring_refuse(struct fr_ent *ent, int err)
 }
 
 /*
+ * Sleep until @fd (the device, non-blocking) or the ready list may have a
+ * request: 0, or -1 with errno (EINTR once the session is exiting, for
+ * libfuse to see it exited and leave its loop).
+ */
+static int fr_wait(struct fr_session *s, int fd)
+{
+	struct pollfd pfd[3] = {
+		{ .fd = fd, .events = POLLIN },
+		{ .fd = s->ready_efd, .events = POLLIN },
+		{ .fd = s->wake_efd, .events = POLLIN },
+	};
+
+	if (poll(pfd, 3, -1) < 0)
+		return -1;
+	if (pfd[2].revents) {
+		errno = EINTR;
+		return -1;
+	}
+	return 0;
+}
+
+/*
  * The session loop's threads wait here for the next request, from a ring
  * queue or from /dev/fuse (INIT, FORGET, INTERRUPT, or everything without
  * the ring). The device fd is non-blocking: threads that share it must not
@@ -207,11 +229,6 @@ static void fr_ring_refuse(struct fr_ent *ent, int err)
  */
 static ssize_t fr_next_request(struct fr_session *s, int fd, void *buf, size_t buf_len)
 {
-	struct pollfd pfd[3] = {
-		{ .fd = fd, .events = POLLIN },
-		{ .fd = s->ready_efd, .events = POLLIN },
-		{ .fd = s->wake_efd, .events = POLLIN },
-	};
 	struct fr_ent *ent;
 	ssize_t res;
 
@@ -230,15 +247,8 @@ static ssize_t fr_next_request(struct fr_session *s, int fd, void *buf, size_t b
 			fr_note_dev(s, buf, res);
 			return res;
 		}
-		if (errno != EAGAIN)
+		if (errno != EAGAIN || fr_wait(s, fd))
 			return -1;
-		if (poll(pfd, 3, -1) < 0)
-			return -1;
-		if (pfd[2].revents) {
-			/* libfuse sees the session exited and leaves its loop */
-			errno = EINTR;
-			return -1;
-		}
 	}
 }
 
@@ -260,13 +270,10 @@ static void fr_nonblock(int fd)
 static ssize_t fr_read(int fd, void *buf, size_t buf_len, void *userdata)
 {
 	struct fr_session *s = fr_by_fd(fd);
-	ssize_t res;
 
 	(void)userdata;
-	if (!s) {
-		res = read(fd, buf, buf_len);
-		return res;
-	}
+	if (!s)
+		return read(fd, buf, buf_len);
 	fr_nonblock(fd);
 	return fr_next_request(s, fd, buf, buf_len);
 }
@@ -281,7 +288,6 @@ static ssize_t fr_splice_receive(int fdin, off_t *offin, int fdout, off_t *offou
 				 size_t len, unsigned int flags, void *userdata)
 {
 	struct fr_session *s = fr_by_fd(fdin);
-	struct pollfd pfd[3];
 	struct fr_ent *ent;
 	ssize_t res;
 
@@ -289,9 +295,6 @@ static ssize_t fr_splice_receive(int fdin, off_t *offin, int fdout, off_t *offou
 	if (!s)
 		return splice(fdin, offin, fdout, offout, len, flags);
 	fr_nonblock(fdin);
-	pfd[0] = (struct pollfd){ .fd = fdin, .events = POLLIN };
-	pfd[1] = (struct pollfd){ .fd = s->ready_efd, .events = POLLIN };
-	pfd[2] = (struct pollfd){ .fd = s->wake_efd, .events = POLLIN };
 	for (;;) {
 		ent = fr_ready_take(s);
 		if (ent) {
@@ -308,14 +311,8 @@ static ssize_t fr_splice_receive(int fdin, off_t *offin, int fdout, off_t *offou
 			fr_inc(&s->dev_requests);
 			return res;
 		}
-		if (errno != EAGAIN)
+		if (errno != EAGAIN || fr_wait(s, fdin))
 			return -1;
-		if (poll(pfd, 3, -1) < 0)
-			return -1;
-		if (pfd[2].revents) {
-			errno = EINTR;
-			return -1;
-		}
 	}
 }
 

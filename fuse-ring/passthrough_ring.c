@@ -721,7 +721,8 @@ static void pt_statfs(fuse_req_t req, fuse_ino_t ino)
 
 /* ---- extended attributes ---- */
 
-static void pt_getxattr(fuse_req_t req, fuse_ino_t ino, const char *name, size_t size)
+/* getxattr of @name, or listxattr with @name NULL: the size for 0, else the bytes */
+static void pt_reply_xattr(fuse_req_t req, fuse_ino_t ino, const char *name, size_t size)
 {
 	char path[64], *buf = NULL;
 	ssize_t n;
@@ -731,7 +732,7 @@ static void pt_getxattr(fuse_req_t req, fuse_ino_t ino, const char *name, size_t
 		fuse_reply_err(req, ENOMEM);
 		return;
 	}
-	n = getxattr(path, name, buf, size);
+	n = name ? getxattr(path, name, buf, size) : listxattr(path, buf, size);
 	if (n == -1)
 		fuse_reply_err(req, errno);
 	else if (!size)
@@ -741,24 +742,14 @@ static void pt_getxattr(fuse_req_t req, fuse_ino_t ino, const char *name, size_t
 	free(buf);
 }
 
+static void pt_getxattr(fuse_req_t req, fuse_ino_t ino, const char *name, size_t size)
+{
+	pt_reply_xattr(req, ino, name, size);
+}
+
 static void pt_listxattr(fuse_req_t req, fuse_ino_t ino, size_t size)
 {
-	char path[64], *buf = NULL;
-	ssize_t n;
-
-	pt_proc_path(path, sizeof(path), pt_fd(ino));
-	if (size && !(buf = malloc(size))) {
-		fuse_reply_err(req, ENOMEM);
-		return;
-	}
-	n = listxattr(path, buf, size);
-	if (n == -1)
-		fuse_reply_err(req, errno);
-	else if (!size)
-		fuse_reply_xattr(req, n);
-	else
-		fuse_reply_buf(req, buf, n);
-	free(buf);
+	pt_reply_xattr(req, ino, NULL, size);
 }
 
 static void pt_setxattr(fuse_req_t req, fuse_ino_t ino, const char *name, const char *value,

@@ -46,16 +46,9 @@ wait_gone() {
 	return 0
 }
 
-# start_server TAG ARGS...: sets srv_pid, srv_log, mnt, back
-start_server() {
-	tag=$1
-	shift
-	back=$work/back-$tag
-	mnt=$work/mnt-$tag
-	srv_log=$work/server-$tag.log
-	mkdir -p "$back" "$mnt"
-	${srv_wrap:-} "$bin" "$@" "$back" "$mnt" >"$srv_log" 2>&1 &
-	srv_pid=$!
+# wait_mounted: 0 once $mnt is mounted; 1 (with the server's log) if
+# $srv_pid exits first or 10 s pass
+wait_mounted() {
 	n=0
 	while ! mounted "$mnt"; do
 		n=$((n + 1))
@@ -66,7 +59,19 @@ start_server() {
 		fi
 		sleep 0.1
 	done
-	return 0
+}
+
+# start_server TAG ARGS...: sets srv_pid, srv_log, mnt, back
+start_server() {
+	tag=$1
+	shift
+	back=$work/back-$tag
+	mnt=$work/mnt-$tag
+	srv_log=$work/server-$tag.log
+	mkdir -p "$back" "$mnt"
+	${srv_wrap:-} "$bin" "$@" "$back" "$mnt" >"$srv_log" 2>&1 &
+	srv_pid=$!
+	wait_mounted
 }
 
 # stop_by_umount: umount, the server must exit 0 by itself
@@ -436,16 +441,7 @@ pkg_start() {
 		"$@" "$mnt" >"$srv_log" 2>&1 &
 	fi
 	srv_pid=$!
-	n=0
-	while ! mounted "$mnt"; do
-		n=$((n + 1))
-		if [ "$n" -gt 100 ] || ! kill -0 "$srv_pid" 2>/dev/null; then
-			echo "server $tag did not mount:"
-			cat "$srv_log"
-			return 1
-		fi
-		sleep 0.1
-	done
+	wait_mounted
 }
 
 # pkg_stop HOW: unmount with HOW (umount, fusermount3 -u); the server exits 0
