@@ -1219,6 +1219,13 @@ static void uring_serve(struct uring_queue *q, int idx)
 	h->ring_ent_in_out.payload_sz = res > 0 ? res : 0;
 	uring_prep_cmd(uring_sqe(q), FUSE_IO_URING_CMD_COMMIT_AND_FETCH, ent,
 		       q->qid, commit_id, idx);
+	/*
+	 * A server that waits on its backend sends each reply before it
+	 * serves the next request, not after the whole batch: else the
+	 * first reply of a batch waits for every later request's backend.
+	 */
+	if (opt.latency_us)
+		io_uring_submit(&q->ring);
 }
 
 static uint64_t now_ns(void)
