@@ -19,6 +19,9 @@
  *             thread starts at its own offset and wraps at the end.
  *   create    open(O_CREAT|O_EXCL|O_WRONLY) + close() + unlink() of a new
  *             file D/create/tJ-N; the latency is that of the three calls.
+ *   create-own-dir
+ *             create with a directory per job, D/create-own-dir/tJ/N: the
+ *             jobs do not contend for one directory's lock.
  *   seqread-1m, seqread-1m-direct
  *             1 MiB sequential read()s of D/data64m, buffered or O_DIRECT;
  *             job J reads its own slice (64 MiB / jobs) and, at the end of
@@ -66,7 +69,7 @@
 #define FSYNC_EVERY	(8 << 20)
 
 enum workload {
-	W_STAT, W_READ4K, W_READ128K, W_CREATE,
+	W_STAT, W_READ4K, W_READ128K, W_CREATE, W_CREATE_OWN_DIR,
 	W_SEQREAD, W_SEQREAD_DIRECT, W_SEQWRITE, W_SEQWRITE_DIRECT,
 	W_SEQWRITE_FSYNC,
 };
@@ -76,6 +79,7 @@ static const char *const wl_names[] = {
 	[W_READ4K] = "read4k",
 	[W_READ128K] = "read128k",
 	[W_CREATE] = "create",
+	[W_CREATE_OWN_DIR] = "create-own-dir",
 	[W_SEQREAD] = "seqread-1m",
 	[W_SEQREAD_DIRECT] = "seqread-1m-direct",
 	[W_SEQWRITE] = "seqwrite-1m",
@@ -334,10 +338,13 @@ static void *job_fn(void *arg)
 			    (pos - seq_start) % FSYNC_EVERY == 0)
 				ret = fsync(fd);
 			break;
-		case W_CREATE: {
+		case W_CREATE:
+		case W_CREATE_OWN_DIR: {
 			int cfd;
 
-			snprintf(path, sizeof(path), "%s/create/t%d-%llu",
+			snprintf(path, sizeof(path),
+				 opt.wl == W_CREATE ? "%s/create/t%d-%llu" :
+				 "%s/create-own-dir/t%d/%llu",
 				 opt.dir, j->idx, (unsigned long long)j->ops);
 			t0 = mono_ns();
 			cfd = open(path, O_CREAT | O_EXCL | O_WRONLY, 0644);
@@ -382,8 +389,8 @@ static void usage(void)
 {
 	fprintf(stderr,
 		"usage: fuse_bench_load --workload stat|read4k|read128k|create|\n"
-		"       seqread-1m|seqread-1m-direct|seqwrite-1m|seqwrite-1m-direct|\n"
-		"       seqwrite-1m-fsync\n"
+		"       create-own-dir|seqread-1m|seqread-1m-direct|seqwrite-1m|\n"
+		"       seqwrite-1m-direct|seqwrite-1m-fsync\n"
 		"       --dir D [--jobs J] [--seconds S] [--max-ops N] [--pin]\n"
 		"       [--nfiles N]\n");
 	exit(2);
@@ -459,6 +466,15 @@ int main(int argc, char **argv)
 		break;
 	case W_CREATE:
 		setup_dir("create");
+		break;
+	case W_CREATE_OWN_DIR:
+		setup_dir("create-own-dir");
+		for (i = 0; i < opt.jobs; i++) {
+			char name[64];
+
+			snprintf(name, sizeof(name), "create-own-dir/t%d", i);
+			setup_dir(name);
+		}
 		break;
 	case W_SEQWRITE:
 	case W_SEQWRITE_DIRECT:

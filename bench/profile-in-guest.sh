@@ -1,7 +1,8 @@
 #!/bin/sh
 # Profile the FUSE transports inside the benchmark guest (busybox sh), with
 # the perf that bench/build.sh stages when BENCH_PERF=1. For each
-# configuration and workload, 1 job and a fixed number of operations:
+# configuration and workload, BENCH_JOBS jobs (1) and a fixed number of
+# operations:
 #   - perf stat of the whole guest (-a): context switches and CPU
 #     migrations per operation, and the load tool's time per operation;
 #   - for the ring, the fuse_uring_* trace events of the same run (if the
@@ -19,9 +20,12 @@
 # instructions, so these times are instruction counts (1 ns each).
 #
 # Environment: BENCH_TRANSPORTS (dev-1 uring), BENCH_WORKLOADS (stat
-# create), BENCH_OPS per run (10000), BENCH_PERF_HZ sampling rate (10000),
+# create), BENCH_OPS per run and job (10000), BENCH_JOBS (1),
+# BENCH_PERF_HZ sampling rate (10000),
 # BENCH_DEPTH (2), BENCH_PIN (0), BENCH_POLL_US (50), BENCH_PERF_LIMIT
 # (0.7: functions under that share of the guest's time are not listed),
+# BENCH_PERF_GRAPH (0; 1 records call chains and prints each listed
+# function's callers),
 # and the backend the
 # server simulates (BENCH_LATENCY_US, BENCH_ASYNC_DIO, BENCH_WRITEBACK:
 # guest-servers.sh); the configurations are those of run-in-guest.sh.
@@ -30,8 +34,12 @@ B=$(cd "$(dirname "$0")" && pwd)
 transports=${BENCH_TRANSPORTS:-dev-1 uring}
 workloads=${BENCH_WORKLOADS:-stat create}
 ops=${BENCH_OPS:-10000}
+jobs=${BENCH_JOBS:-1}
+all_ops=$((ops * jobs))
 freq=${BENCH_PERF_HZ:-10000}
 limit=${BENCH_PERF_LIMIT:-0.7}
+graph=
+[ "${BENCH_PERF_GRAPH:-0}" = 1 ] && graph=-g
 depth=${BENCH_DEPTH:-2}
 poll=${BENCH_POLL_US:-50}
 pin=
@@ -46,8 +54,9 @@ export HOME
 
 . "$B/guest-servers.sh"
 
-# the load tool, 1 job, a fixed number of operations; add --workload W
-load="$B/fuse_bench_load --dir $mnt --jobs 1 --max-ops $ops --seconds 3600 $pin"
+# the load tool, BENCH_JOBS jobs (1), a fixed number of operations each;
+# add --workload W
+load="$B/fuse_bench_load --dir $mnt --jobs $jobs --max-ops $ops --seconds 3600 $pin"
 
 # perf stat -x, lines are "value,unit,event,...". Sets lat (us per op, from
 # the load tool's ops/s: guest time), cs and mig (per op).
@@ -132,11 +141,12 @@ queues() {	# workload transport
 # own work shows as the task "perf" and is left out.
 profile() {	# workload transport
 	# shellcheck disable=SC2086
-	perf record -a -N -q -F "$freq" -e cpu-clock -o /tmp/perf.data -- \
+	perf record -a -N -q -F "$freq" -e cpu-clock $graph -o /tmp/perf.data -- \
 		$load --workload "$1" >/dev/null 2>&1 || return 1
-	perf report -i /tmp/perf.data --stdio --sort comm 2>/dev/null \
-		>/tmp/perf-comm.txt
-	set -- $(awk -v n="$ops" '
+	# shellcheck disable=SC2086
+	perf report -i /tmp/perf.data --stdio --sort comm \
+		${graph:+--no-children -g none} 2>/dev/null >/tmp/perf-comm.txt
+	set -- $(awk -v n="$all_ops" '
 		/^# Event count/ { total = $NF }
 		$1 ~ /%$/ { p = $1; sub("%", "", p)
 			if ($2 ~ /^fuse_bench_load/) l += p
@@ -148,7 +158,9 @@ profile() {	# workload transport
 	echo "== $4 $3: share of guest CPU time by task"
 	grep -v '^#' /tmp/perf-comm.txt | grep .
 	echo "== $4 $3: share of guest CPU time by task and function"
+	# shellcheck disable=SC2086
 	perf report -i /tmp/perf.data --stdio --sort comm,sym \
+		${graph:+--no-children --max-stack 10} \
 		--percent-limit "$limit" 2>/dev/null | grep -v '^#' | grep .
 	rm -f /tmp/perf.data
 }
@@ -158,7 +170,7 @@ if ! command -v perf >/dev/null; then
 	exit 1
 fi
 mkdir -p "$mnt"
-log "$ncpu cpus, $ops ops per run, workloads: $workloads${backend:+, server:$backend}"
+log "$ncpu cpus, $jobs jobs of $ops ops per run, workloads: $workloads${backend:+, server:$backend}"
 # before each run, "bench: [K/N] CONFIG WORKLOAD" (bench/boot-guest.sh adds
 # the time left)
 nworkloads=$(echo "$workloads" | wc -w)
@@ -181,7 +193,7 @@ for t in $transports; do
 			continue
 		fi
 		printf 'cost\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$w" "$t" \
-			"$ops" "$lat" "$lcpu" "$scpu" "$cs" "$mig"
+			"$all_ops" "$lat" "$lcpu" "$scpu" "$cs" "$mig"
 		case $t in
 		uring*)
 			if queues "$w" "$t"; then

@@ -9,8 +9,9 @@
 # the share of requests taken by the issuing CPU's own queue and by a
 # server thread on the issuing CPU.
 # Usage: sh bench/profile.sh   (make profile)
-# Environment: BENCH_TRANSPORTS, BENCH_WORKLOADS, BENCH_OPS, BENCH_DEPTH,
-#   BENCH_PIN, BENCH_POLL_US, BENCH_PERF_HZ, BENCH_PERF_LIMIT, and the
+# Environment: BENCH_TRANSPORTS, BENCH_WORKLOADS, BENCH_OPS, BENCH_JOBS, BENCH_DEPTH,
+#   BENCH_PIN, BENCH_POLL_US, BENCH_PERF_HZ, BENCH_PERF_LIMIT,
+#   BENCH_PERF_GRAPH, and the
 #   backend latency family's BENCH_LATENCY_US, BENCH_ASYNC_DIO,
 #   BENCH_WRITEBACK (see bench/run-latency.sh): passed to
 #   profile-in-guest.sh;
@@ -42,8 +43,8 @@ export BENCH_ICOUNT
 mkdir -p "$out"
 set +e
 sh bench/boot-guest.sh "$bzimage" "$initrd" "$out/profile.txt" \
-	profile-in-guest.sh BENCH_TRANSPORTS BENCH_WORKLOADS BENCH_OPS \
-	BENCH_PERF_HZ BENCH_PERF_LIMIT BENCH_DEPTH BENCH_PIN BENCH_POLL_US \
+	profile-in-guest.sh BENCH_TRANSPORTS BENCH_WORKLOADS BENCH_OPS BENCH_JOBS \
+	BENCH_PERF_HZ BENCH_PERF_LIMIT BENCH_PERF_GRAPH BENCH_DEPTH BENCH_PIN BENCH_POLL_US \
 	BENCH_LATENCY_US BENCH_ASYNC_DIO BENCH_WRITEBACK
 status=$?
 set -e

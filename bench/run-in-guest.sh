@@ -30,7 +30,8 @@
 # Environment: BENCH_ROUNDS (3), BENCH_SECONDS per run (4),
 # BENCH_WORKLOADS (stat read4k read128k create fio-randread4k fio-qd16
 # seqread-1m seqwrite-1m seqread-1m-direct seqwrite-1m-direct; also
-# available: bonnie, the bonnie++ metadata run, far too slow for the
+# available: create-own-dir, create with a directory per job, and bonnie,
+# the bonnie++ metadata run, far too slow for the
 # default budget under TCG with the seed's 30:1:1:10),
 # BENCH_TRANSPORTS (tmpfs dev-1 dev-N uring uring-1q; also uring-2q etc.,
 # entries on that many queues; also libfuse-dev and
