@@ -21,13 +21,11 @@
 #
 # Environment: BENCH_TRANSPORTS (dev-1 uring), BENCH_WORKLOADS (stat
 # create), BENCH_OPS per run and job (10000), BENCH_JOBS (1),
-# BENCH_PERF_HZ sampling rate (10000),
-# BENCH_DEPTH (2), BENCH_PIN (0), BENCH_POLL_US (50), BENCH_PERF_LIMIT
-# (0.7: functions under that share of the guest's time are not listed),
-# BENCH_PERF_GRAPH (0; 1 records call chains and prints each listed
-# function's callers),
-# and the backend the
-# server simulates (BENCH_LATENCY_US, BENCH_ASYNC_DIO, BENCH_WRITEBACK:
+# BENCH_PERF_HZ sampling rate (10000), BENCH_DEPTH (2), BENCH_PIN (0),
+# BENCH_POLL_US (50), BENCH_PERF_LIMIT (0.7: functions under that share
+# of the guest's time are not listed), BENCH_PERF_GRAPH (0; 1 records
+# call chains and prints each listed function's callers), and the backend
+# the server simulates (BENCH_LATENCY_US, BENCH_ASYNC_DIO, BENCH_WRITEBACK:
 # guest-servers.sh); the configurations are those of run-in-guest.sh.
 set -u
 B=$(cd "$(dirname "$0")" && pwd)

@@ -9,11 +9,10 @@
 # the share of requests taken by the issuing CPU's own queue and by a
 # server thread on the issuing CPU.
 # Usage: sh bench/profile.sh   (make profile)
-# Environment: BENCH_TRANSPORTS, BENCH_WORKLOADS, BENCH_OPS, BENCH_JOBS, BENCH_DEPTH,
-#   BENCH_PIN, BENCH_POLL_US, BENCH_PERF_HZ, BENCH_PERF_LIMIT,
-#   BENCH_PERF_GRAPH, and the
-#   backend latency family's BENCH_LATENCY_US, BENCH_ASYNC_DIO,
-#   BENCH_WRITEBACK (see bench/run-latency.sh): passed to
+# Environment: BENCH_TRANSPORTS, BENCH_WORKLOADS, BENCH_OPS, BENCH_JOBS,
+#   BENCH_DEPTH, BENCH_PIN, BENCH_POLL_US, BENCH_PERF_HZ, BENCH_PERF_LIMIT,
+#   BENCH_PERF_GRAPH, and the backend latency family's BENCH_LATENCY_US,
+#   BENCH_ASYNC_DIO, BENCH_WRITEBACK (see bench/run-latency.sh): passed to
 #   profile-in-guest.sh;
 #   BENCH_ICOUNT=0 for host time instead; BENCH_KERNEL, GUEST_SMP (2),
 #   GUEST_TIMEOUT (3600), QEMU_ACCEL: as for bench/run.sh.
@@ -43,9 +42,9 @@ export BENCH_ICOUNT
 mkdir -p "$out"
 set +e
 sh bench/boot-guest.sh "$bzimage" "$initrd" "$out/profile.txt" \
-	profile-in-guest.sh BENCH_TRANSPORTS BENCH_WORKLOADS BENCH_OPS BENCH_JOBS \
-	BENCH_PERF_HZ BENCH_PERF_LIMIT BENCH_PERF_GRAPH BENCH_DEPTH BENCH_PIN BENCH_POLL_US \
-	BENCH_LATENCY_US BENCH_ASYNC_DIO BENCH_WRITEBACK
+	profile-in-guest.sh BENCH_TRANSPORTS BENCH_WORKLOADS BENCH_OPS \
+	BENCH_JOBS BENCH_PERF_HZ BENCH_PERF_LIMIT BENCH_PERF_GRAPH BENCH_DEPTH \
+	BENCH_PIN BENCH_POLL_US BENCH_LATENCY_US BENCH_ASYNC_DIO BENCH_WRITEBACK
 status=$?
 set -e
 printf 'workload\ttransport\tops\tus_per_op\tload_us\tserver_us\tcs_per_op\tmig_per_op\n'

@@ -11,8 +11,8 @@
  *
  * --async        READ, WRITE and LOOKUP are answered from helper threads,
  *                not from the thread that received the request.
- * --slow-name=N  a LOOKUP of N waits up to 5 s for an INTERRUPT, then
- *                answers EINTR (interrupted) or ENOENT.
+ * --slow-name=N  a LOOKUP of N says so on stderr, waits up to 5 s for an
+ *                INTERRUPT, then answers EINTR (interrupted) or ENOENT.
  * --single       fuse_session_loop() instead of fuse_session_loop_mt().
  * --poll-us=N    each queue thread looks for its next request up to N us
  *                before it sleeps (fuse_ring_opts.poll_us; off by default).
@@ -230,6 +230,7 @@ static void pt_slow_lookup(fuse_req_t req)
 	struct timespec ts = { 0, 10 * 1000 * 1000 };
 	int i;
 
+	fprintf(stderr, "passthrough_ring: slow LOOKUP waits for an INTERRUPT\n");
 	for (i = 0; i < 500; i++) {
 		if (fuse_req_interrupted(req)) {
 			fprintf(stderr, "passthrough_ring: slow LOOKUP interrupted\n");

@@ -46,6 +46,16 @@ wait_gone() {
 	return 0
 }
 
+# wait_logged TEXT SECONDS: 0 once the server's log has a line with TEXT
+wait_logged() {
+	n=0
+	while ! grep -q "$1" "$srv_log"; do
+		n=$((n + 1))
+		[ "$n" -gt $(($2 * 10)) ] && return 1
+		sleep 0.1
+	done
+}
+
 # wait_mounted: 0 once $mnt is mounted; 1 (with the server's log) if
 # $srv_pid exits first or 10 s pass
 wait_mounted() {
@@ -170,7 +180,8 @@ workload() {
 interrupt_test() {
 	stat "$mnt/slowpoke" >/dev/null 2>&1 &
 	sp=$!
-	sleep 1
+	wait_logged "slow LOOKUP waits" 30 ||
+		bad "$tag: the slow LOOKUP not in the server 30 s after the stat"
 	kill -TERM "$sp"
 	if wait_gone "$sp" 10; then
 		ok "$tag: LOOKUP waiting in the server ended by a signal"
