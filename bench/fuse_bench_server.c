@@ -1082,6 +1082,16 @@ struct dev_thread {
 	int idx;
 };
 
+/* Names that trace events show: "fb-ring3", "fb-dev0", "fb-forgets" */
+static void name_thread(pthread_t tid, const char *what, int n)
+{
+	char name[32];
+
+	snprintf(name, sizeof(name), "%s%d", what, n);
+	name[15] = '\0';	/* the kernel's TASK_COMM_LEN */
+	pthread_setname_np(tid, name);
+}
+
 static void *dev_thread_fn(void *arg)
 {
 	struct dev_thread *t = arg;
@@ -1629,10 +1639,12 @@ int main(int argc, char **argv)
 		forget_thread.idx = -1;
 		pthread_create(&forget_thread.tid, NULL, dev_thread_fn,
 			       &forget_thread);
+		pthread_setname_np(forget_thread.tid, "fb-forgets");
 		for (i = 0; i < nq; i++) {
 			qs[i].qid = ids[i];
 			qs[i].payload_sz = psz;
 			pthread_create(&qs[i].tid, NULL, uring_thread_fn, &qs[i]);
+			name_thread(qs[i].tid, "fb-ring", ids[i]);
 			if (len < sizeof(cpus))
 				len += snprintf(cpus + len, sizeof(cpus) - len,
 						"%s%d", i ? "," : "", ids[i]);
@@ -1653,6 +1665,7 @@ int main(int argc, char **argv)
 			ts[i].fd = i ? dev_clone(fuse_fd) : fuse_fd;
 			ts[i].idx = opt.pin ? i % nq : -1;
 			pthread_create(&ts[i].tid, NULL, dev_thread_fn, &ts[i]);
+			name_thread(ts[i].tid, "fb-dev", i);
 		}
 		msg("serving %s over /dev/fuse: %d threads", opt.mountpoint,
 		    opt.threads);

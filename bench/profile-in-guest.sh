@@ -148,7 +148,7 @@ profile() {	# workload transport
 		/^# Event count/ { total = $NF }
 		$1 ~ /%$/ { p = $1; sub("%", "", p)
 			if ($2 ~ /^fuse_bench_load/) l += p
-			else if ($2 ~ /^(fuse_bench_serv|passthrough_rin)/) s += p }
+			else if ($2 ~ /^(fuse_bench_serv|fb-|passthrough_rin)/) s += p }
 		END { ns = total / n / 100 / 1000
 			printf "%.1f %.1f\n", l * ns, s * ns
 		}' /tmp/perf-comm.txt) "$1" "$2"
