@@ -13,30 +13,6 @@
 #   (4); BENCH_KERNEL, BENCH_UAPI_INCLUDE, GUEST_TIMEOUT, QEMU_ACCEL: as
 #   for bench/run.sh; BENCH_OUT (build/bench-create-tail).
 set -eu
-here=$(cd "$(dirname "$0")" && pwd)
-top=$(dirname "$here")
-cd "$top"
-bzimage=${BENCH_KERNEL:-build/obj-bench/arch/x86/boot/bzImage}
-out=${BENCH_OUT:-build/bench-create-tail}
-stage=$out/stage
-initrd=$out/initramfs.cpio.gz
-
-if [ ! -f "$bzimage" ]; then
-	echo "create-tail: no $bzimage; build it with \"make bench-kernel\"" >&2
-	exit 1
-fi
-BENCH_BONNIE=0 BENCH_LIBFUSE=0 sh bench/build.sh "$stage"
-sh initramfs/build.sh "$initrd" "$stage"
-
-mkdir -p "$out"
-GUEST_SMP=${GUEST_SMP:-4}
-BENCH_ICOUNT=1
-export GUEST_SMP BENCH_ICOUNT
-set +e
-sh bench/boot-guest.sh "$bzimage" "$initrd" "$out/create-tail.txt" \
-	create-tail-in-guest.sh CT_OPS CT_TRANSPORTS
-status=$?
-set -e
-grep -v '^bench:' "$out/create-tail.txt" >"$out/create-tail.md" || true
-cat "$out/create-tail.md"
-exit "$status"
+cd "$(dirname "$0")/.."
+exec sh bench/boot-traced.sh "${BENCH_OUT:-build/bench-create-tail}" \
+	create-tail create-tail-in-guest.sh CT_OPS CT_TRANSPORTS

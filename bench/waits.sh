@@ -14,33 +14,10 @@
 #   BENCH_UAPI_INCLUDE, GUEST_TIMEOUT, QEMU_ACCEL: as for bench/run.sh;
 #   BENCH_OUT (build/bench-waits).
 set -eu
-here=$(cd "$(dirname "$0")" && pwd)
-top=$(dirname "$here")
-cd "$top"
-bzimage=${BENCH_KERNEL:-build/obj-bench/arch/x86/boot/bzImage}
-out=${BENCH_OUT:-build/bench-waits}
-stage=$out/stage
-initrd=$out/initramfs.cpio.gz
-
-if [ ! -f "$bzimage" ]; then
-	echo "waits: no $bzimage; build it with \"make bench-kernel\"" >&2
-	exit 1
-fi
-BENCH_BONNIE=0 BENCH_LIBFUSE=0 sh bench/build.sh "$stage"
-sh initramfs/build.sh "$initrd" "$stage"
-
-mkdir -p "$out"
-GUEST_SMP=${GUEST_SMP:-4}
-BENCH_ICOUNT=1
+cd "$(dirname "$0")/.."
 BENCH_LATENCY_US=${BENCH_LATENCY_US:-200}
 BENCH_ASYNC_DIO=1
-export GUEST_SMP BENCH_ICOUNT BENCH_LATENCY_US BENCH_ASYNC_DIO
-set +e
-sh bench/boot-guest.sh "$bzimage" "$initrd" "$out/waits.txt" \
+export BENCH_LATENCY_US BENCH_ASYNC_DIO
+exec sh bench/boot-traced.sh "${BENCH_OUT:-build/bench-waits}" waits \
 	waits-in-guest.sh BENCH_JOBS BENCH_DEPTH BENCH_LATENCY_US \
 	BENCH_ASYNC_DIO
-status=$?
-set -e
-grep -v '^bench:' "$out/waits.txt" >"$out/waits.md" || true
-cat "$out/waits.md"
-exit "$status"
