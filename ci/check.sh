@@ -87,6 +87,10 @@ skipped=$(( kunit_skip + ksft_skip ))
 if [ -n "$broken" ] && [ "$failed" -eq 0 ]; then
 	failed=1
 fi
+# Last, where CI's shortened output keeps it: why each failed stage failed.
+for name in $broken; do
+	sh ci/show-failures.sh "$logs/$name.log"
+done
 echo "check: total $(( $(date +%s) - total_start ))s; failed stages:${broken:- none}"
 {
 	echo "total: $passed passed, $failed failed, $skipped skipped"
