@@ -20,7 +20,7 @@ export CCACHE_MAXSIZE ?= 10G
 export CCACHE_BASEDIR := $(CURDIR)
 export CCACHE_NOHASHDIR := 1
 
-.PHONY: check check-kcsan check-flakes check-patches run run-latency run-packaged waits create-tail profile guest deps tree tree-rebuild series \
+.PHONY: check check-kcsan check-flakes check-patches run run-latency run-packaged waits create-tail dirlock profile guest deps tree tree-rebuild series \
 	verify-series submission kernel bench-kernel kcsan-kernel selftests initramfs \
 	kunit kunit-x86
 
@@ -75,6 +75,12 @@ waits: bench-kernel initramfs
 create-tail: bench-kernel initramfs
 	BENCH_KERNEL=$(BENCH_OBJ)/arch/x86/boot/bzImage \
 	BENCH_UAPI_INCLUDE=$(CURDIR)/$(KSFT_OBJ)/usr/include sh bench/create-tail.sh
+
+# What creates in one directory by a job per CPU wait for: rwsem waits
+# from trace events (bench/dirlock.sh).
+dirlock: bench-kernel initramfs
+	BENCH_KERNEL=$(BENCH_OBJ)/arch/x86/boot/bzImage \
+	BENCH_UAPI_INCLUDE=$(CURDIR)/$(KSFT_OBJ)/usr/include sh bench/dirlock.sh
 
 # Where the guest's CPU time goes per transport: perf in the guest, under
 # -icount (bench/profile.sh).

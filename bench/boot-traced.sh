@@ -2,9 +2,10 @@
 # Build the benchmark binaries and image (no bonnie++, no libfuse) in
 # OUTDIR, boot the benchmark kernel under -icount with GUEST_SMP (4) CPUs
 # and run one of the trace-reading guest scripts there; shared by
-# bench/waits.sh and bench/create-tail.sh. The guest's output goes to
-# OUTDIR/NAME.txt, its table (the lines that are not "bench: ...") to
-# OUTDIR/NAME.md, which is printed. Exits with the guest's status.
+# bench/waits.sh, bench/create-tail.sh and bench/dirlock.sh. The guest's
+# output goes to OUTDIR/NAME.txt, its table (the lines that are not
+# "bench: ...") to OUTDIR/NAME.md, which is printed. Exits with the
+# guest's status.
 # Usage: sh bench/boot-traced.sh OUTDIR NAME SCRIPT [VAR...]
 #   SCRIPT and VAR as for bench/boot-guest.sh.
 # Environment: BENCH_KERNEL, BENCH_UAPI_INCLUDE, GUEST_SMP, GUEST_TIMEOUT,

@@ -32,7 +32,8 @@ cp "$here/run-in-guest.sh" "$here/profile-in-guest.sh" \
 	"$here/memory-in-guest.sh" "$here/guest-servers.sh" \
 	"$here/bonnie-wakes-in-guest.sh" "$here/packaged-in-guest.sh" \
 	"$here/packaged-jobs.sh" "$here/waits-in-guest.sh" \
-	"$here/create-tail-in-guest.sh" "$stage/bench/"
+	"$here/create-tail-in-guest.sh" "$here/dirlock-in-guest.sh" \
+	"$here/guest-tracing.sh" "$stage/bench/"
 
 if [ "${BENCH_FIO:-1}" != 0 ] && fio=$(command -v fio); then
 	mkdir -p "$stage/usr/bin"

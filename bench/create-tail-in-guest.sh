@@ -16,16 +16,10 @@ pin=
 mnt=/mnt/bench
 slog=/tmp/fuse_bench_server.log
 events="fuse/fuse_request_send sched/sched_switch"
-tracefs=/sys/kernel/tracing
 status=0
 
 . "$B/guest-servers.sh"
-
-trace() {	# 0|1
-	for e in $events; do
-		echo "$1" >"$tracefs/events/$e/enable" || return 1
-	done
-}
+. "$B/guest-tracing.sh"
 
 # Per op: "us forgets_us", the op's span and how long the server's
 # /dev/fuse thread (fb-forgets) ran in it, on any CPU
@@ -55,9 +49,6 @@ pct() {	# file: "p50 p99 p99.9" of its first column
 		      print v[i > 0 ? i : 1], v[j > 0 ? j : 1], v[k > 0 ? k : 1] }'
 }
 
-[ -d "$tracefs/events" ] || mount -t tracefs tracefs "$tracefs"
-echo global >"$tracefs/trace_clock"
-echo 65536 >"$tracefs/buffer_size_kb"
 mkdir -p "$mnt"
 ops=${CT_OPS:-3000}
 echo "Where one job's slowest creates go: $ncpu CPUs, $ops creates," \
