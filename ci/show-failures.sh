@@ -4,7 +4,7 @@
 # so that CI's output names the cause and not only the test.
 # Usage: ci/show-failures.sh STAGE.LOG
 set -eu
-pattern='EXPECTATION FAILED|ASSERTION FAILED|\[FAILED\]|\[CRASHED\]|^(# )?not ok [0-9]+ |FAIL:'
+pattern='EXPECTATION FAILED|ASSERTION FAILED|try faulted|try timed out|\[FAILED\]|\[CRASHED\]|^(# )?not ok [0-9]+ |FAIL:'
 [ -f "$1" ] || exit 0
 if grep -Eq "$pattern" "$1"; then
 	echo "check: failures in $1:"
