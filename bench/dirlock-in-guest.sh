@@ -2,7 +2,7 @@
 # Inside the benchmark guest (busybox sh): what creates in one directory
 # by a job per CPU wait for. Per transport (dev-N, uring),
 # fuse_bench_load's create (open O_CREAT, close, unlink, all in one
-# directory) runs with a job per CPU, DL_OPS operations in all, with the
+# directory) runs with a job per CPU, DL_OPS operations each, with the
 # lock contention events traced: a wait spans a task's contention_begin
 # on an rwsem (flags READ or WRITE) to its contention_end. One table row
 # per transport (bench/dirlock.sh says what the columns are).
@@ -22,18 +22,24 @@ status=0
 . "$B/guest-servers.sh"
 . "$B/guest-tracing.sh"
 
-# Per rwsem wait of the load's tasks: "us flags"
+# Per rwsem wait of the load's tasks: "us flags". An end closes the wait
+# on its own lock only: the rwsem's wait_lock may be contended inside it.
 waits() {
-	awk '$1 ~ /^fuse_bench_load-/ { ts = 0; ev = ""
+	awk '$1 ~ /^fuse_bench_load-/ { ts = 0; ev = ""; lock = ""
 	  for (i = 2; i <= NF; i++) {
 		if (!ts && $i ~ /^[0-9]+\.[0-9]+:$/) ts = $i + 0
-		else if (ts && ev == "" && $i ~ /^[a-z_]+:$/) ev = $i
+		else if (ts && ev == "" && $i ~ /^[a-z_]+:$/) {
+			ev = $i
+			lock = $(i + 1)
+		}
 	  }
 	  if (ev == "contention_begin:" && /flags=(READ|WRITE)\)/) {
 		begin[$1] = ts
+		on[$1] = lock
 		match($0, /flags=[A-Z]+/)
 		flags[$1] = substr($0, RSTART + 6, RLENGTH - 6)
-	  } else if (ev == "contention_end:" && ($1 in begin)) {
+	  } else if (ev == "contention_end:" && ($1 in begin) &&
+		     on[$1] == lock) {
 		printf "%.0f %s\n", (ts - begin[$1]) * 1e6, flags[$1]
 		delete begin[$1]
 	  }
@@ -50,7 +56,7 @@ pct() {	# file: "p50 p99 max" of its first column
 mkdir -p "$mnt"
 ops=${DL_OPS:-4000}
 echo "What creates in one directory wait for: $ncpu CPUs, a job per CPU," \
-	"$ops creates, $depth entries per queue (us)"
+	"$ops creates each, $depth entries per queue (us)"
 echo
 echo "| transport | load p50 / p99 | rwsem waits (write) | wait p50 / p99 /" \
 	"max | waits of 1 ms or more (write) |"
