@@ -10,8 +10,10 @@
 # others.
 # Usage: sh bench/create-tail.sh   (make create-tail)
 # Environment: CT_OPS (3000), CT_TRANSPORTS ("dev-N uring"), GUEST_SMP
-#   (4); BENCH_KERNEL, BENCH_UAPI_INCLUDE, GUEST_TIMEOUT, QEMU_ACCEL: as
-#   for bench/run.sh; BENCH_OUT (build/bench-create-tail).
+#   (4); BENCH_ICOUNT (1; 0: KVM or TCG with the vCPUs side by side, as
+#   for bench/boot-traced.sh), BENCH_KERNEL, BENCH_UAPI_INCLUDE,
+#   GUEST_TIMEOUT, QEMU_ACCEL: as for bench/run.sh; BENCH_OUT
+#   (build/bench-create-tail).
 set -eu
 cd "$(dirname "$0")/.."
 exec sh bench/boot-traced.sh "${BENCH_OUT:-build/bench-create-tail}" \

@@ -10,9 +10,10 @@
 # queue than the one it was queued on.
 # Usage: sh bench/waits.sh   (make waits)
 # Environment: BENCH_JOBS ("1 N": N the guest's CPUs), BENCH_DEPTH (2),
-#   BENCH_LATENCY_US (200), GUEST_SMP (4); BENCH_KERNEL,
-#   BENCH_UAPI_INCLUDE, GUEST_TIMEOUT, QEMU_ACCEL: as for bench/run.sh;
-#   BENCH_OUT (build/bench-waits).
+#   BENCH_LATENCY_US (200), GUEST_SMP (4); BENCH_ICOUNT (1; 0: KVM or
+#   TCG with the vCPUs side by side, as for bench/boot-traced.sh),
+#   BENCH_KERNEL, BENCH_UAPI_INCLUDE, GUEST_TIMEOUT, QEMU_ACCEL: as for
+#   bench/run.sh; BENCH_OUT (build/bench-waits).
 set -eu
 cd "$(dirname "$0")/.."
 BENCH_LATENCY_US=${BENCH_LATENCY_US:-200}
