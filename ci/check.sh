@@ -27,10 +27,16 @@ stage() {
 }
 
 total_start=$(date +%s)
-# The counts of this run, for the README and the cover letter to quote
-# (make verify-series compares): deterministic lines only, no times.
+# The counts of this run, for the README and the cover letter to quote,
+# with the day and the project commit that ran them; a copy committed as
+# series/check-summary.txt is what make verify-series compares. No times.
 summary=$logs/summary.txt
-: >"$summary"
+{
+	echo "date: $(date -u +%Y-%m-%d)"
+	# -dirty: the run had changes not committed yet
+	dirty=$(git status --porcelain --untracked-files=no 2>/dev/null | head -n 1)
+	echo "commit: $(git rev-parse --short=12 HEAD 2>/dev/null || echo none)${dirty:+-dirty}"
+} >"$summary"
 stage deps make -s deps || exit 1
 stage tree make -s tree || exit 1
 

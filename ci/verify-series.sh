@@ -3,7 +3,8 @@
 # of TREE's HEAD (so nothing is left only in the build folder), and that the
 # FUSE entry of MAINTAINERS, to which the series adds its files, is
 # MAINTAINERS.snippet; and that the README and the cover letter quote the
-# counts of the last make check (ci/check-counts.sh).
+# counts of a make check of this series, committed as
+# series/check-summary.txt (ci/check-counts.sh).
 # Usage: ci/verify-series.sh TREE SERIES_DIR
 set -eu
 tree=$(cd "$1" && pwd) series=$(cd "$2" && pwd)
@@ -30,4 +31,4 @@ if [ "$entry" != "$(cat "$series/../MAINTAINERS.snippet")" ]; then
 	exit 1
 fi
 echo "verify-series: series/ reproduces $tree; FUSE entry = MAINTAINERS.snippet"
-sh "$(dirname "$0")/check-counts.sh" build/logs/summary.txt
+sh "$(dirname "$0")/check-counts.sh" "$series/check-summary.txt"
