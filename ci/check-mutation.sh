@@ -24,6 +24,11 @@ trap 'git -C "$tree" apply -R "$patch"' EXIT
 caught=
 if [ -n "$kunit" ]; then
 	make -s kunit >"$logs/mutation-$name-kunit.log" 2>&1 || caught="$caught kunit"
+	# A kernel that does not build is no catch
+	if ! grep -q 'Testing complete\|CRASHED' "$logs/mutation-$name-kunit.log"; then
+		echo "mutation $name: the mutated KUnit kernel does not build"
+		exit 2
+	fi
 fi
 if [ -n "$guest" ]; then
 	if make -s kernel initramfs >"$logs/mutation-$name-build.log" 2>&1; then
