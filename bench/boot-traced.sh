@@ -24,6 +24,11 @@ if [ ! -f "$bzimage" ]; then
 	echo "$name: no $bzimage; build it with \"make bench-kernel\"" >&2
 	exit 1
 fi
+# The guest scripts drive fio; bench/build.sh leaves out what is missing
+command -v fio >/dev/null || {
+	echo "$name: installing fio"
+	DEBIAN_FRONTEND=noninteractive apt-get install -y -qq fio
+}
 BENCH_BONNIE=0 BENCH_LIBFUSE=0 sh bench/build.sh "$stage"
 sh initramfs/build.sh "$initrd" "$stage"
 

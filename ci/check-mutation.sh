@@ -6,6 +6,8 @@
 # Header lines of ci/mutations/NAME.patch (before its diff, which git
 # apply skips):
 #   # kunit: yes                        make kunit (UML)
+#   # kunit: x86                        make kunit-x86 (SMP: cases that
+#                                       need more than one CPU)
 #   # guest: PROGRAM [harness filters]  one kselftest program in the guest
 # Prints "mutation NAME: caught by: kunit guest; failed: TESTS" (or
 # "caught by: nothing") and exits 0 if caught. Logs:
@@ -23,7 +25,10 @@ git -C "$tree" apply "$patch" || exit 2
 trap 'git -C "$tree" apply -R "$patch"' EXIT
 caught=
 if [ -n "$kunit" ]; then
-	make -s kunit >"$logs/mutation-$name-kunit.log" 2>&1 || caught="$caught kunit"
+	target=kunit
+	[ "$kunit" != x86 ] || target=kunit-x86
+	make -s "$target" >"$logs/mutation-$name-kunit.log" 2>&1 ||
+		caught="$caught $target"
 	# A kernel that does not build is no catch
 	if ! grep -q 'Testing complete\|CRASHED' "$logs/mutation-$name-kunit.log"; then
 		echo "mutation $name: the mutated KUnit kernel does not build"
