@@ -21,7 +21,7 @@ tests='fuse_uring_race_test
 fuse_uring_test -t stress_random_ops -t concurrent_register -t abort_races_register -t register_same_buffers_concurrent -t teardown_ring_closed -t teardown_server_exits -t kill_server_in_read -t kill_server_in_write -t kill_server_in_readdir -t kill_server_idle -t forgets_all_arrive_gathered
 fuse_uring_setup_test -t server_killed_with_request_in_flight -t rings_closed_then_device -f shared_ring_exit -f batch_wait
 fuse_uring_resend_test
-fuse_uring_queues_test -t queue_exit_hands_cpu_over -t waiting_requests_move_to_new_queue -t closed_ring_hands_cpu_over_with_fetched_requests -f spread -f spread_queue_loss
+fuse_uring_queues_test -t queue_exit_hands_cpu_over -t waiting_requests_move_to_new_queue -t closed_ring_hands_cpu_over_fetched_request_waits_for_resend -f spread -f spread_queue_loss
 fuse_uring_fault_test
 fuse_dev_poll_test
 fuse_uring_cpu_online_test
